@@ -1,0 +1,1 @@
+//! SPI traits (being written).

@@ -1,0 +1,1 @@
+//! loom-report: placeholder, filled in by the reports work.

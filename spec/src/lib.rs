@@ -1,0 +1,1 @@
+//! loom-spec: placeholder, filled in by the spec work.

@@ -1,0 +1,2 @@
+//! The `loom` command line.
+fn main() {}

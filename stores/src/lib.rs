@@ -1,0 +1,1 @@
+//! loom-stores: placeholder, filled in by the stores work.
