@@ -1,1 +1,41 @@
-//! loom-report: placeholder, filled in by the reports work.
+//! `loom-report`: the result model shared by the conformance kits, the vector
+//! runner, the simulator and fuzz replays, and its renderings (JSON, JUnit XML,
+//! Markdown, one self-contained HTML page).
+//!
+//! This crate owns what a run *produced*: one [`CaseResult`] per case, the
+//! run's [`Environment`], baselines of known failures ([`Baseline`]) and the
+//! merge of sharded runs ([`merge`]). It knows nothing of kernel internals:
+//! rule metadata arrives as plain [`RuleInfo`] data from the caller, and no
+//! other loom crate is a dependency.
+//!
+//! Key design decision: the JSON document is the source of truth and it is
+//! content-addressed. [`Report::digest`] is a sha256 over a canonical form
+//! that this crate writes itself (object keys sorted recursively by UTF-16
+//! code units, no whitespace) and that leaves out what legitimately differs
+//! between two identical runs (`duration_ms`, `started_at`). So the digest
+//! does not depend on serde_json's map ordering (the `preserve_order` feature
+//! unifies workspace-wide), two identical runs yield the same digest, and a
+//! merge can refuse an input that was edited by hand. Every other rendering
+//! is derived from the JSON model and never read back.
+#![deny(missing_docs)]
+
+mod baseline;
+mod canonical;
+mod diff;
+mod environment;
+mod merge;
+mod model;
+mod render;
+mod report;
+
+pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineOutcome};
+pub use canonical::{canonical_json, sha256_digest};
+pub use diff::first_difference;
+pub use environment::Environment;
+pub use merge::{merge, merge_files, MergeError};
+pub use model::{CaseResult, Failure, RuleInfo, Status};
+pub use render::{render_all, render_html, render_junit, render_markdown, Paths, RenderError};
+pub use report::{
+    Report, ReportError, RuleRow, RuleStatus, StatusCounts, Summary, SCHEMA_NAME, SCHEMA_VERSION,
+    UNEXPECTED_PASS_PREFIX,
+};
