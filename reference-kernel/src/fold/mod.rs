@@ -1,0 +1,287 @@
+//! The pure fold: `state = fold(events)`.
+//!
+//! Every handler is a pure `(state, event) -> state` step (FOLD-03). The fold reads
+//! nothing but the envelopes: no clock, randomness, environment or hash order (FOLD-01,
+//! FOLD-02). It never panics and never stops on bad input: an envelope whose kind is
+//! unknown, whose payload is malformed, or which is gated off (a Wave 2 kind without
+//! `metadata.kernel: true`) is inert and leaves the whole state unchanged, `sequence`
+//! and `updatedAt` included (FOLD-04, GAP-12); the one exception is the `_flowEmits`
+//! count, which counts a `metadata.flowEmit` stamp on any envelope (FOLD-19).
+//!
+//! `fold_from` takes the prior state by reference and returns a new one, so a state a
+//! caller holds is never changed in place (FOLD-06).
+//!
+//! Behaviour that changed between EVENT_SCHEMA minors is selected by [`FoldVersion`],
+//! from 1.15.0 to the current 1.26.0, so mixed fleets and the documented snapshot
+//! exceptions can be reproduced.
+
+mod handlers;
+pub mod state;
+
+pub use state::{keys, DecisionMap, ExecutionState, Frame, FrameStatus, Status, Variables};
+
+use crate::envelope::EventEnvelope;
+use crate::versions::{SemVer, EVENT_SCHEMA_VERSION};
+use serde_json::Value;
+
+/// Which EVENT_SCHEMA minor's fold behaviour to reproduce (major 1 only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FoldVersion {
+    minor: u32,
+}
+
+impl FoldVersion {
+    /// The oldest minor this fold can reproduce.
+    pub const OLDEST: FoldVersion = FoldVersion { minor: 15 };
+    /// The current minor (EVENT_SCHEMA_VERSION 1.26.0).
+    pub const CURRENT: FoldVersion = FoldVersion { minor: 26 };
+
+    /// `1.<minor>.0`, if this fold can reproduce it.
+    pub fn from_minor(minor: u32) -> Option<FoldVersion> {
+        (Self::OLDEST.minor..=Self::CURRENT.minor).contains(&minor).then_some(FoldVersion { minor })
+    }
+
+    /// Parses `1.MINOR.PATCH`. A major other than 1, or a minor outside 1.15–1.26, is an
+    /// error naming the supported range.
+    pub fn parse(text: &str) -> Result<FoldVersion, String> {
+        let v = SemVer::parse(text)?;
+        if v.major != 1 {
+            return Err(format!("schema {text}: only EVENT_SCHEMA major 1 exists"));
+        }
+        u32::try_from(v.minor)
+            .ok()
+            .and_then(FoldVersion::from_minor)
+            .ok_or_else(|| format!("schema {text}: this fold reproduces 1.15.0 through {EVENT_SCHEMA_VERSION}"))
+    }
+
+    /// The minor number.
+    pub fn minor(self) -> u32 {
+        self.minor
+    }
+
+    /// Whether behaviour introduced in `1.<minor>.0` is on.
+    pub fn has(self, minor: u32) -> bool {
+        self.minor >= minor
+    }
+
+    /// Every version this fold reproduces, oldest first.
+    pub fn all() -> impl Iterator<Item = FoldVersion> {
+        (Self::OLDEST.minor..=Self::CURRENT.minor).map(|minor| FoldVersion { minor })
+    }
+}
+
+impl std::fmt::Display for FoldVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "1.{}.0", self.minor)
+    }
+}
+
+/// Every event kind the fold knows at EVENT_SCHEMA_VERSION, sorted. Pinned together
+/// with the version by the event-schema pin test (COMPAT-02). The 1.13.0/1.14.0 audit
+/// facts are not named by the spec and are therefore absent (GAP-01).
+pub fn known_event_types() -> &'static [&'static str] {
+    &KNOWN_EVENT_TYPES
+}
+
+/// The known kinds, with the schema minor that introduced each (0 = before 1.15).
+pub const EVENT_KINDS_SINCE: [(&str, u32); 29] = [
+    ("APPROVAL_GRANTED", 0),
+    ("DECISION_RECORDED", 0),
+    ("EFFECT_DENIED", 0),
+    ("EFFECT_INDOUBT", 0),
+    ("EGRESS_DENIED", 0),
+    ("EVENTS_REHOMED", 22),
+    ("EXECUTION_CANCELLED", 0),
+    ("EXECUTION_COMPLETED", 0),
+    ("EXECUTION_CONTINUED", 23),
+    ("EXECUTION_FAILED", 0),
+    ("EXECUTION_MIGRATED", 0),
+    ("EXECUTION_RECOVERED", 0),
+    ("EXECUTION_RESUMED", 0),
+    ("EXECUTION_STARTED", 0),
+    ("EXECUTION_SUSPENDED", 0),
+    ("INBOX_QUARANTINED", 25),
+    ("INBOX_RELEASED", 25),
+    ("MESSAGE_CONSUMED", 23),
+    ("OUTCOME_RECORDED", 0),
+    ("PARALLEL_COMPLETED", 0),
+    ("QUOTA_EXCEEDED", 0),
+    ("RESOURCE_METERED", 0),
+    ("SAFETY_BLOCKED", 0),
+    ("STEP_CANCELLED", 0),
+    ("STEP_COMPLETED", 0),
+    ("STEP_FAILED", 0),
+    ("STEP_RETRYING", 0),
+    ("STEP_STARTED", 0),
+    ("TIMER_FIRED", 0),
+];
+
+const KNOWN_EVENT_TYPES: [&str; 29] = {
+    let mut out = [""; 29];
+    let mut i = 0;
+    while i < 29 {
+        out[i] = EVENT_KINDS_SINCE[i].0;
+        i += 1;
+    }
+    out
+};
+
+/// Whether `event_type` is a kernel kind (a member of [`known_event_types`]).
+pub fn is_known_event_type(event_type: &str) -> bool {
+    KNOWN_EVENT_TYPES.binary_search(&event_type).is_ok()
+}
+
+/// The kinds a given fold version knows.
+pub fn known_event_types_at(version: FoldVersion) -> Vec<&'static str> {
+    EVENT_KINDS_SINCE.iter().filter(|(_, since)| version.has(*since)).map(|(k, _)| *k).collect()
+}
+
+/// Reserved gate of an in-doubt park (GAP-10, reference-defined).
+pub const INDOUBT_GATE: &str = "__loom_indoubt__";
+/// Reserved gate of the replay-divergence detector in fail mode (FOLD-36, FOLD-37).
+pub const DIVERGED_GATE: &str = "__loom_diverged__";
+/// Decision ids with this prefix are the kernel's own records (INGRESS-33).
+pub const RESERVED_DECISION_PREFIX: &str = "__loom_";
+/// The one container key the fold refuses at every depth (FOLD-05).
+pub const PROTO_KEY: &str = "__proto__";
+
+/// Something the fold noticed and set aside. The fold never stops; diagnostics say
+/// what it ignored and why, for `loom verify-log` and the reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoldDiagnostic {
+    /// Position of the envelope in the folded slice.
+    pub index: usize,
+    /// The envelope's sequence.
+    pub sequence: u64,
+    /// The envelope's kind.
+    pub event_type: String,
+    /// What happened.
+    pub kind: DiagnosticKind,
+}
+
+/// What a [`FoldDiagnostic`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    /// `__proto__` keys were dropped from the payload (FOLD-05, GAP-11); the count.
+    ProtoKeysDropped(usize),
+    /// A known kind with a payload the fold cannot use; the event is inert.
+    InvalidPayload(String),
+    /// A kernel-only kind (or field) without `metadata.kernel: true`; inert (FOLD-30).
+    NotKernelStamped,
+    /// A kind this fold version does not know yet; inert.
+    NotYetKnown,
+    /// A quarantine fact over the 1,024-entry cap; inert (GAP-17).
+    QuarantineCapReached,
+}
+
+impl std::fmt::Display for FoldDiagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "event {} (sequence {}, {}): ", self.index, self.sequence, self.event_type)?;
+        match &self.kind {
+            DiagnosticKind::ProtoKeysDropped(n) => write!(f, "dropped {n} `__proto__` key(s) (FOLD-05)"),
+            DiagnosticKind::InvalidPayload(why) => write!(f, "ignored: {why}"),
+            DiagnosticKind::NotKernelStamped => write!(f, "ignored: kernel-only kind without metadata.kernel: true (FOLD-30)"),
+            DiagnosticKind::NotYetKnown => write!(f, "ignored: kind not known at this schema version"),
+            DiagnosticKind::QuarantineCapReached => write!(f, "ignored: _quarantined is at its 1024-entry cap (GAP-17)"),
+        }
+    }
+}
+
+/// Folds a whole log from the empty state at the current schema version.
+pub fn fold(events: &[EventEnvelope]) -> ExecutionState {
+    fold_from(&ExecutionState::new(), events)
+}
+
+/// Folds `tail` onto a copy of `state` (the caller's value is untouched, FOLD-06).
+pub fn fold_from(state: &ExecutionState, tail: &[EventEnvelope]) -> ExecutionState {
+    fold_versioned(state.clone(), tail.iter().cloned(), FoldVersion::CURRENT, &mut NoDiagnostics)
+}
+
+/// Folds owned envelopes onto an owned state: no payload is cloned. The fastest path,
+/// used when a log is streamed from bytes.
+pub fn fold_owned(state: ExecutionState, events: impl IntoIterator<Item = EventEnvelope>) -> ExecutionState {
+    fold_versioned(state, events, FoldVersion::CURRENT, &mut NoDiagnostics)
+}
+
+/// Folds as a given schema version.
+pub fn fold_as(version: FoldVersion, state: &ExecutionState, tail: &[EventEnvelope]) -> ExecutionState {
+    fold_versioned(state.clone(), tail.iter().cloned(), version, &mut NoDiagnostics)
+}
+
+/// Folds and also returns what the fold set aside.
+pub fn fold_with_diagnostics(
+    version: FoldVersion,
+    state: &ExecutionState,
+    tail: &[EventEnvelope],
+) -> (ExecutionState, Vec<FoldDiagnostic>) {
+    let mut diags = Vec::new();
+    let state = fold_versioned(state.clone(), tail.iter().cloned(), version, &mut diags);
+    (state, diags)
+}
+
+/// Receives diagnostics during a fold.
+pub trait DiagnosticSink {
+    /// Records one diagnostic.
+    fn push(&mut self, diagnostic: FoldDiagnostic);
+}
+
+impl DiagnosticSink for Vec<FoldDiagnostic> {
+    fn push(&mut self, diagnostic: FoldDiagnostic) {
+        Vec::push(self, diagnostic)
+    }
+}
+
+/// Discards diagnostics.
+pub struct NoDiagnostics;
+
+impl DiagnosticSink for NoDiagnostics {
+    fn push(&mut self, _: FoldDiagnostic) {}
+}
+
+/// The general fold: owned state, owned events, a version and a diagnostic sink.
+pub fn fold_versioned(
+    mut state: ExecutionState,
+    events: impl IntoIterator<Item = EventEnvelope>,
+    version: FoldVersion,
+    sink: &mut dyn DiagnosticSink,
+) -> ExecutionState {
+    for (index, event) in events.into_iter().enumerate() {
+        handlers::apply(&mut state, event, index, version, sink);
+    }
+    state
+}
+
+/// `getDecision`: the recorded choice for a decision id, and nothing else (FOLD-18).
+/// `context`, `policy`, `seq` and `innerSteps` are never returned.
+pub fn get_decision<'a>(state: &'a ExecutionState, id: &str) -> Option<&'a Value> {
+    state.variables.decisions.as_ref()?.get(id)?.get("choice")
+}
+
+/// `evidenceEvents` order of decision ids (SNAP-08): stamped entries by `seq`; each
+/// unstamped (legacy) entry immediately after the stamped entry before it in folded-map
+/// order; unstamped entries with no stamped entry before them come first, in map order
+/// (GAP-16).
+pub fn evidence_order(state: &ExecutionState) -> Vec<String> {
+    let Some(decisions) = state.variables.decisions.as_ref() else { return Vec::new() };
+    let order = decisions.js_order();
+    let seq_of = |id: &str| decisions.get(id).and_then(|e| e.get("seq")).and_then(Value::as_u64);
+    let mut leading: Vec<String> = Vec::new();
+    // (seq, map position, id, followers)
+    let mut stamped: Vec<(u64, usize, String, Vec<String>)> = Vec::new();
+    for (pos, id) in order.iter().enumerate() {
+        match seq_of(id) {
+            Some(seq) => stamped.push((seq, pos, (*id).to_owned(), Vec::new())),
+            None => match stamped.last_mut() {
+                Some(last) => last.3.push((*id).to_owned()),
+                None => leading.push((*id).to_owned()),
+            },
+        }
+    }
+    stamped.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let mut out = leading;
+    for (_, _, id, followers) in stamped {
+        out.push(id);
+        out.extend(followers);
+    }
+    out
+}
