@@ -1,1 +1,49 @@
-//! loom-stores: placeholder, filled in by the stores work.
+//! # loom-stores: reference implementations of the Loom SPIs
+//!
+//! This crate owns the stores the reference kernel runs on and the conformance kits are
+//! proven against:
+//!
+//! - [`memory`]: deterministic in-memory stores for all six SPIs (tests, the simulator);
+//! - [`sqlite`]: the embedded default, all six SPIs over one SQLite database (rusqlite,
+//!   bundled), one transaction per call;
+//! - `postgres` (feature `postgres`): EventStore, SnapshotStore and ArchiveStore over
+//!   tokio-postgres, with `jsonb` payloads and database time for `storeNow`;
+//! - [`testkit`]: the behaviour cases every store must pass, as reusable async functions
+//!   over `&impl EventStore` (etc.), plus macros that turn them into `#[tokio::test]`s.
+//!
+//! Key design decision: every store implements the same contract, checked by the same
+//! argument validator (`loom_kernel::spi::check`) and the same testkit, and differs only
+//! in what it claims. The in-memory store claims everything; SQLite claims everything but
+//! `storeNow` (a single-process store has no shared clock, SPI-08); Postgres claims every
+//! EventStore method, `storeNow` included.
+//!
+//! Architecture invariant: this crate knows nothing about the kits' report format, and
+//! the kernel knows nothing about this crate.
+#![deny(missing_docs)]
+
+pub mod clock;
+pub mod memory;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+pub mod sqlite;
+pub mod testkit;
+
+pub use clock::SystemClock;
+pub use memory::{
+    MemoryArchiveStore, MemoryBranchRegistry, MemoryDispatcher, MemoryEventStore, MemorySnapshotStore,
+    MemoryTimerStore,
+};
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+use loom_kernel::spi::{StoreError, LEASE_DURATION_MS_MAX};
+
+/// A lease duration in `1..=LEASE_DURATION_MS_MAX`, or `InvalidArgument`.
+pub(crate) fn lease_duration_checked(lease_ms: i64) -> Result<i64, StoreError> {
+    if (1..=LEASE_DURATION_MS_MAX).contains(&lease_ms) {
+        Ok(lease_ms)
+    } else {
+        Err(StoreError::invalid(format!("lease duration {lease_ms} ms is outside 1..={LEASE_DURATION_MS_MAX}")))
+    }
+}
