@@ -17,6 +17,31 @@
 //! unifies workspace-wide), two identical runs yield the same digest, and a
 //! merge can refuse an input that was edited by hand. Every other rendering
 //! is derived from the JSON model and never read back.
+//!
+//! The format is specified in `docs/report-format.md`, with a JSON Schema in
+//! `reports/schema/report.schema.json`.
+//!
+//! ```
+//! use loom_report::{Baseline, CaseResult, Environment, Failure, Report, RuleInfo};
+//! use serde_json::json;
+//!
+//! let rules = vec![RuleInfo::new("FOLD-09", "MUST", "FOLD", "STEP_FAILED does not fail the execution")];
+//! let mut results = vec![
+//!     CaseResult::pass("vectors", "fold", "fold-001", ["FOLD-09"]),
+//!     CaseResult::fail(
+//!         "vectors", "fold", "fold-002", ["FOLD-09"], "state differs",
+//!         Failure::values(json!({"status": "running"}), json!({"status": "failed"})),
+//!     ),
+//! ];
+//! let baseline = Baseline::from_toml_str(
+//!     "[[entries]]\ncase_id = \"fold-002\"\nreason = \"issue 12\"\n",
+//! ).unwrap();
+//! baseline.apply(&mut results);
+//! let report = Report::new(Environment::new("loom", "0.1.0"), rules, results);
+//! assert!(report.summary.ok);
+//! assert!(report.verify_digest());
+//! assert_eq!(report.summary.rules_with_passing_evidence, 1);
+//! ```
 #![deny(missing_docs)]
 
 mod baseline;

@@ -355,7 +355,7 @@ impl Report {
             let has_pass = self
                 .results
                 .iter()
-                .any(|r| r.status == Status::Pass && r.rules.iter().any(|id| *id == row.rule.id));
+                .any(|r| r.status == Status::Pass && r.rules.contains(&row.rule.id));
             if has_pass {
                 s.rules_with_passing_evidence += 1;
             }

@@ -66,7 +66,7 @@ fn html_contains_the_matrix_failures_and_environment() {
     assert!(html.contains("fold_09_step_failed_does_not_fail_execution"));
     // The failure shows the first differing path, highlighted on both sides.
     // minijinja escapes `/` too.
-    assert!(html.contains("first differing path: <code class=\"hl\">&#x2f;status</code>"));
+    assert!(html.contains("first differing path: <code class=\"path\">&#x2f;status</code>"));
     assert_eq!(
         html.matches(r#"<span class="hl">  &quot;status&quot;"#)
             .count(),
