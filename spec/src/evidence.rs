@@ -326,7 +326,8 @@ fn test_regions(code: &str) -> Vec<(usize, usize)> {
     regions
 }
 
-/// Whether the attributes directly above the item at `pos` mention `test`.
+/// Whether the attributes directly above the item at `pos` mention `test` (but not
+/// `cfg(not(test))`).
 fn has_test_attribute(code: &str, pos: usize) -> bool {
     let start = code[..pos].rfind([';', '{', '}']).map_or(0, |i| i + 1);
     let prefix = &code[start..pos];
@@ -334,7 +335,11 @@ fn has_test_attribute(code: &str, pos: usize) -> bool {
     while let Some(found) = prefix[search..].find("#[") {
         let open = search + found + 1;
         let end = match_brackets(prefix, open);
-        if prefix[open..end].contains("test") {
+        let attribute: String = prefix[open..end]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        if attribute.contains("test") && !attribute.contains("not(test") {
             return true;
         }
         search = end.max(open + 1);

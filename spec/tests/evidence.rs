@@ -155,6 +155,7 @@ fn every_test_form_counts_and_plain_fns_do_not() {
         "reference-kernel/src/fold.rs",
         concat!(
             "pub fn fold_01_helper_not_a_test() {}\n",
+            "#[cfg(not(test))]\nfn fold_01_only_outside_tests() {}\n",
             "#[cfg(test)]\nmod tests {\n    fn snap_01_inside_cfg_test_module() {}\n}\n",
         ),
     );
