@@ -210,13 +210,15 @@ pub(crate) fn environment_rows(e: &Environment) -> Vec<(String, String)> {
     rows
 }
 
-/// Backslash-escapes Markdown punctuation and turns newlines into spaces.
+/// Backslash-escapes the Markdown punctuation that could start markup and
+/// turns newlines into spaces.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '<' | '>' | '(' | ')' | '#' | '+'
-            | '!' | '|' | '~' | '&' | '"' | '\'' | '=' | '$' => {
+            // Emphasis, code, links and images, raw HTML and entities,
+            // table cells, headings, strikethrough and GitHub's `$` math.
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '~' | '&' | '$' => {
                 out.push('\\');
                 out.push(c);
             }
