@@ -477,8 +477,8 @@ fn step_settled(state: &mut ExecutionState, payload: Value, status: FrameStatus,
             if state.status == Status::Suspended {
                 state.variables.set(keys::FAILED_WHILE_PARKED, Value::Bool(true));
             }
-        } else {
-            // Before 1.21.0 a step failure moved the execution to failed.
+        } else if matches!(state.status, Status::Running | Status::Suspended) {
+            // Before 1.21.0 a step failure moved a live execution to failed.
             state.status = Status::Failed;
         }
     }

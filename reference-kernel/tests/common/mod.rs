@@ -1,5 +1,6 @@
 //! Builders for event logs in tests: `ev("STEP_STARTED", json!({...})).kernel()`.
 #![allow(dead_code)]
+pub mod gen;
 
 use loom_kernel::fold::{fold_as, ExecutionState, FoldVersion};
 use loom_kernel::snapshot::{restore, SnapshotRecord};
@@ -7,7 +8,7 @@ use loom_kernel::EventEnvelope;
 use serde_json::{json, Map, Value};
 
 /// An envelope under construction; `log` assigns sequences and timestamps.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Ev {
     pub event_type: String,
     pub payload: Value,
