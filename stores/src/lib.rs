@@ -30,8 +30,8 @@ pub mod testkit;
 
 pub use clock::SystemClock;
 pub use memory::{
-    MemoryArchiveStore, MemoryBranchRegistry, MemoryDispatcher, MemoryEventStore, MemorySnapshotStore,
-    MemoryTimerStore,
+    MemoryArchiveStore, MemoryBranchRegistry, MemoryDispatcher, MemoryEventStore,
+    MemorySnapshotStore, MemoryTimerStore,
 };
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
@@ -44,6 +44,8 @@ pub(crate) fn lease_duration_checked(lease_ms: i64) -> Result<i64, StoreError> {
     if (1..=LEASE_DURATION_MS_MAX).contains(&lease_ms) {
         Ok(lease_ms)
     } else {
-        Err(StoreError::invalid(format!("lease duration {lease_ms} ms is outside 1..={LEASE_DURATION_MS_MAX}")))
+        Err(StoreError::invalid(format!(
+            "lease duration {lease_ms} ms is outside 1..={LEASE_DURATION_MS_MAX}"
+        )))
     }
 }

@@ -14,15 +14,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use loom_kernel::envelope::EventEnvelope;
 use loom_kernel::snapshot::SnapshotRecord;
 use loom_kernel::spi::{
-    check, Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, ArchiveStoreMethod, BranchRecord,
-    BranchRegistry, Capabilities, Clock, DispatchId, EventStore, EventStoreCapabilities, EventStoreMethod,
-    ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, ManualClock, Page, SealingCapability, SnapshotStore,
-    SnapshotStoreCapabilities, SnapshotStoreMethod, SpiMethod, StoreError, Timer, TimerStore,
-    DISPATCH_QUEUE_LEN_MAX, LEASE_DURATION_MS_DEFAULT, TIMER_STORE_SPI_VERSION,
+    check, Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, ArchiveStoreMethod,
+    BranchRecord, BranchRegistry, Capabilities, Clock, DispatchId, EventStore,
+    EventStoreCapabilities, EventStoreMethod, ExecutionDispatcher, ExecutionPackage, FenceToken,
+    Lease, ManualClock, Page, SealingCapability, SnapshotStore, SnapshotStoreCapabilities,
+    SnapshotStoreMethod, SpiMethod, StoreError, Timer, TimerStore, DISPATCH_QUEUE_LEN_MAX,
+    LEASE_DURATION_MS_DEFAULT, TIMER_STORE_SPI_VERSION,
 };
 use loom_kernel::versions::{
-    ARCHIVE_STORE_SPI_VERSION, BRANCH_REGISTRY_SPI_VERSION, DISPATCHER_SPI_VERSION, EVENT_STORE_SPI_VERSION,
-    SNAPSHOT_STORE_SPI_VERSION,
+    ARCHIVE_STORE_SPI_VERSION, BRANCH_REGISTRY_SPI_VERSION, DISPATCHER_SPI_VERSION,
+    EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
 };
 
 use crate::lease_duration_checked;
@@ -30,7 +31,9 @@ use crate::lease_duration_checked;
 /// Locks a mutex, recovering the data if a panicking thread poisoned it: every update
 /// below is applied only after all checks pass, so the data is never half-written.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Returns `Unsupported` from the enclosing method unless `$method` is claimed.
@@ -91,7 +94,10 @@ impl EventState {
             stream.next_sequence = event.sequence + 1;
             stream.events.insert(event.sequence, event);
         }
-        AppendAck { first_sequence, next_sequence: stream.next_sequence }
+        AppendAck {
+            first_sequence,
+            next_sequence: stream.next_sequence,
+        }
     }
 
     fn next_of(&self, execution_id: &str) -> (u64, u64) {
@@ -128,7 +134,10 @@ impl MemoryEventStore {
     }
 
     /// The same store claiming only `methods`; the rest answer `unsupported`.
-    pub fn with_methods(mut self, methods: impl IntoIterator<Item = EventStoreMethod>) -> MemoryEventStore {
+    pub fn with_methods(
+        mut self,
+        methods: impl IntoIterator<Item = EventStoreMethod>,
+    ) -> MemoryEventStore {
         self.caps = Capabilities::new(EVENT_STORE_SPI_VERSION, methods);
         self
     }
@@ -172,13 +181,25 @@ impl EventStore for MemoryEventStore {
 
     async fn list_executions(&self) -> Result<Vec<String>, StoreError> {
         let state = lock(&self.state);
-        Ok(state.streams.iter().filter(|(_, s)| s.live).map(|(id, _)| id.clone()).collect())
+        Ok(state
+            .streams
+            .iter()
+            .filter(|(_, s)| s.live)
+            .map(|(id, _)| id.clone())
+            .collect())
     }
 
-    async fn read_range(&self, execution_id: &str, from: u64, to: u64) -> Result<Vec<EventEnvelope>, StoreError> {
+    async fn read_range(
+        &self,
+        execution_id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<EventEnvelope>, StoreError> {
         require!(self, EventStoreMethod::ReadRange);
         if from > to {
-            return Err(StoreError::invalid(format!("readRange from {from} > to {to}")));
+            return Err(StoreError::invalid(format!(
+                "readRange from {from} > to {to}"
+            )));
         }
         let state = lock(&self.state);
         Ok(match state.streams.get(execution_id) {
@@ -207,7 +228,10 @@ impl EventStore for MemoryEventStore {
         let current = state.streams.get(execution_id).map_or(0, |s| s.fence);
         let current_opt = (current != 0).then_some(current);
         if current_opt != expected_current.map(|t| t.0) {
-            return Err(StoreError::fence_conflict(expected_current.map(|t| t.0), current_opt));
+            return Err(StoreError::fence_conflict(
+                expected_current.map(|t| t.0),
+                current_opt,
+            ));
         }
         let stream = state.streams.entry(execution_id.to_string()).or_default();
         stream.fence += 1;
@@ -217,7 +241,14 @@ impl EventStore for MemoryEventStore {
     async fn observe(&self, execution_id: &str) -> Result<Anchor, StoreError> {
         require!(self, EventStoreMethod::AppendIfUnchanged);
         let state = lock(&self.state);
-        Ok(state.streams.get(execution_id).map_or(Anchor { incarnation: 0, next_sequence: 0, fence: 0 }, Stream::anchor))
+        Ok(state.streams.get(execution_id).map_or(
+            Anchor {
+                incarnation: 0,
+                next_sequence: 0,
+                fence: 0,
+            },
+            Stream::anchor,
+        ))
     }
 
     async fn append_if_unchanged(
@@ -229,10 +260,18 @@ impl EventStore for MemoryEventStore {
         require!(self, EventStoreMethod::AppendIfUnchanged);
         check::append_batch(execution_id, anchor.next_sequence, &events)?;
         let mut state = lock(&self.state);
-        let current =
-            state.streams.get(execution_id).map_or(Anchor { incarnation: 0, next_sequence: 0, fence: 0 }, Stream::anchor);
+        let current = state.streams.get(execution_id).map_or(
+            Anchor {
+                incarnation: 0,
+                next_sequence: 0,
+                fence: 0,
+            },
+            Stream::anchor,
+        );
         if current != anchor {
-            return Err(StoreError::anchor_changed(format!("observed {anchor:?}, the stream is now {current:?}")));
+            return Err(StoreError::anchor_changed(format!(
+                "observed {anchor:?}, the stream is now {current:?}"
+            )));
         }
         Ok(state.write(execution_id, events))
     }
@@ -257,23 +296,34 @@ impl EventStore for MemoryEventStore {
                 let deleted = std::mem::replace(&mut s.events, kept);
                 Ok(deleted.len() as u64)
             }
-            _ => Err(StoreError::not_found(format!("no execution {execution_id:?}"))),
+            _ => Err(StoreError::not_found(format!(
+                "no execution {execution_id:?}"
+            ))),
         }
     }
 
-    async fn copy_prefix(&self, source: &str, target: &str, through: u64) -> Result<AppendAck, StoreError> {
+    async fn copy_prefix(
+        &self,
+        source: &str,
+        target: &str,
+        through: u64,
+    ) -> Result<AppendAck, StoreError> {
         require!(self, EventStoreMethod::CopyPrefix);
         check::id("source execution id", source)?;
         check::id("target execution id", target)?;
         check::sequence("through", through)?;
         if source == target {
-            return Err(StoreError::invalid("copyPrefix source and target are the same execution"));
+            return Err(StoreError::invalid(
+                "copyPrefix source and target are the same execution",
+            ));
         }
         let mut state = lock(&self.state);
         let copied: Vec<EventEnvelope> = match state.streams.get(source) {
             Some(s) if s.live => {
                 if !s.events.contains_key(&0) {
-                    return Err(StoreError::invalid("the source no longer holds sequence 0 (compacted)"));
+                    return Err(StoreError::invalid(
+                        "the source no longer holds sequence 0 (compacted)",
+                    ));
                 }
                 if through >= s.next_sequence {
                     return Err(StoreError::invalid(format!(
@@ -283,7 +333,10 @@ impl EventStore for MemoryEventStore {
                 }
                 s.events
                     .range(..=through)
-                    .map(|(_, e)| EventEnvelope { execution_id: target.to_string(), ..e.clone() })
+                    .map(|(_, e)| EventEnvelope {
+                        execution_id: target.to_string(),
+                        ..e.clone()
+                    })
                     .collect()
             }
             _ => return Err(StoreError::not_found(format!("no execution {source:?}"))),
@@ -309,7 +362,11 @@ impl EventStore for MemoryEventStore {
         }
     }
 
-    async fn list_executions_page(&self, cursor: Option<String>, limit: usize) -> Result<Page, StoreError> {
+    async fn list_executions_page(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
         require!(self, EventStoreMethod::ListExecutionsPage);
         check::page_limit(limit)?;
         let state = lock(&self.state);
@@ -351,7 +408,10 @@ impl MemorySnapshotStore {
     }
 
     /// The same store claiming only `methods`.
-    pub fn with_methods(mut self, methods: impl IntoIterator<Item = SnapshotStoreMethod>) -> MemorySnapshotStore {
+    pub fn with_methods(
+        mut self,
+        methods: impl IntoIterator<Item = SnapshotStoreMethod>,
+    ) -> MemorySnapshotStore {
         self.caps = Capabilities::new(SNAPSHOT_STORE_SPI_VERSION, methods);
         self
     }
@@ -371,29 +431,45 @@ impl SnapshotStore for MemorySnapshotStore {
     async fn save(&self, execution_id: &str, record: SnapshotRecord) -> Result<(), StoreError> {
         check::id("execution id", execution_id)?;
         check::sequence("snapshot sequence", record.sequence)?;
-        lock(&self.state).entry(execution_id.to_string()).or_default().insert(record.sequence, record);
+        lock(&self.state)
+            .entry(execution_id.to_string())
+            .or_default()
+            .insert(record.sequence, record);
         Ok(())
     }
 
     async fn load_latest(&self, execution_id: &str) -> Result<Option<SnapshotRecord>, StoreError> {
-        Ok(lock(&self.state).get(execution_id).and_then(|m| m.values().next_back().cloned()))
+        Ok(lock(&self.state)
+            .get(execution_id)
+            .and_then(|m| m.values().next_back().cloned()))
     }
 
     async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
         require!(self, SnapshotStoreMethod::DeleteExecution);
-        Ok(lock(&self.state).remove(execution_id).map_or(0, |m| m.len() as u64))
+        Ok(lock(&self.state)
+            .remove(execution_id)
+            .map_or(0, |m| m.len() as u64))
     }
 
-    async fn load_latest_sealed(&self, execution_id: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+    async fn load_latest_sealed(
+        &self,
+        execution_id: &str,
+    ) -> Result<Option<SnapshotRecord>, StoreError> {
         require!(self, SnapshotStoreMethod::LoadLatestSealed);
         self.load_latest(execution_id).await
     }
 
-    async fn prune_snapshots(&self, execution_id: &str, through_sequence: u64) -> Result<u64, StoreError> {
+    async fn prune_snapshots(
+        &self,
+        execution_id: &str,
+        through_sequence: u64,
+    ) -> Result<u64, StoreError> {
         require!(self, SnapshotStoreMethod::PruneSnapshots);
         check::sequence("through", through_sequence)?;
         let mut state = lock(&self.state);
-        let Some(map) = state.get_mut(execution_id) else { return Ok(0) };
+        let Some(map) = state.get_mut(execution_id) else {
+            return Ok(0);
+        };
         let kept = map.split_off(&(through_sequence + 1));
         let pruned = std::mem::replace(map, kept).len() as u64;
         if map.is_empty() {
@@ -404,7 +480,9 @@ impl SnapshotStore for MemorySnapshotStore {
 
     async fn list_sequences(&self, execution_id: &str) -> Result<Vec<u64>, StoreError> {
         require!(self, SnapshotStoreMethod::ListSequences);
-        Ok(lock(&self.state).get(execution_id).map_or_else(Vec::new, |m| m.keys().copied().collect()))
+        Ok(lock(&self.state)
+            .get(execution_id)
+            .map_or_else(Vec::new, |m| m.keys().copied().collect()))
     }
 }
 
@@ -428,7 +506,10 @@ impl MemoryArchiveStore {
     }
 
     /// The same store claiming only `methods`.
-    pub fn with_methods(mut self, methods: impl IntoIterator<Item = ArchiveStoreMethod>) -> MemoryArchiveStore {
+    pub fn with_methods(
+        mut self,
+        methods: impl IntoIterator<Item = ArchiveStoreMethod>,
+    ) -> MemoryArchiveStore {
         self.caps = Capabilities::new(ARCHIVE_STORE_SPI_VERSION, methods);
         self
     }
@@ -445,7 +526,11 @@ impl ArchiveStore for MemoryArchiveStore {
         self.caps.clone()
     }
 
-    async fn archive(&self, execution_id: &str, envelopes: Vec<EventEnvelope>) -> Result<u64, StoreError> {
+    async fn archive(
+        &self,
+        execution_id: &str,
+        envelopes: Vec<EventEnvelope>,
+    ) -> Result<u64, StoreError> {
         check::archive_batch(execution_id, &envelopes)?;
         let mut state = lock(&self.state);
         let existing = state.get(execution_id);
@@ -473,18 +558,27 @@ impl ArchiveStore for MemoryArchiveStore {
     }
 
     async fn read_archived(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
-        Ok(lock(&self.state).get(execution_id).map_or_else(Vec::new, |m| m.values().cloned().collect()))
+        Ok(lock(&self.state)
+            .get(execution_id)
+            .map_or_else(Vec::new, |m| m.values().cloned().collect()))
     }
 
     async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
         require!(self, ArchiveStoreMethod::DeleteExecution);
-        Ok(lock(&self.state).remove(execution_id).map_or(0, |m| m.len() as u64))
+        Ok(lock(&self.state)
+            .remove(execution_id)
+            .map_or(0, |m| m.len() as u64))
     }
 
-    async fn replace_segments(&self, execution_id: &str, envelopes: Vec<EventEnvelope>) -> Result<(), StoreError> {
+    async fn replace_segments(
+        &self,
+        execution_id: &str,
+        envelopes: Vec<EventEnvelope>,
+    ) -> Result<(), StoreError> {
         require!(self, ArchiveStoreMethod::ReplaceSegments);
         check::archive_batch(execution_id, &envelopes)?;
-        let map: BTreeMap<u64, EventEnvelope> = envelopes.into_iter().map(|e| (e.sequence, e)).collect();
+        let map: BTreeMap<u64, EventEnvelope> =
+            envelopes.into_iter().map(|e| (e.sequence, e)).collect();
         let mut state = lock(&self.state);
         if map.is_empty() {
             state.remove(execution_id);
@@ -527,9 +621,15 @@ impl BranchRegistry for MemoryBranchRegistry {
         check::branch_record(&record)?;
         let mut state = lock(&self.state);
         if state.records.contains_key(&record.execution_id) {
-            return Err(StoreError::already_exists(format!("{:?} is already registered", record.execution_id)));
+            return Err(StoreError::already_exists(format!(
+                "{:?} is already registered",
+                record.execution_id
+            )));
         }
-        state.children.insert((record.parent_execution_id.clone(), record.execution_id.clone()));
+        state.children.insert((
+            record.parent_execution_id.clone(),
+            record.execution_id.clone(),
+        ));
         state.records.insert(record.execution_id.clone(), record);
         Ok(())
     }
@@ -603,8 +703,14 @@ impl DispatchState {
     /// The live lease's entry, or `LeaseLost`.
     fn live(&self, lease: &Lease) -> Result<(), StoreError> {
         match self.entries.get(&lease.dispatch_id.0) {
-            Some(Entry { slot: Slot::Leased { lease_id, .. }, .. }) if *lease_id == lease.lease_id => Ok(()),
-            _ => Err(StoreError::lease_lost(format!("lease {} is no longer live", lease.lease_id))),
+            Some(Entry {
+                slot: Slot::Leased { lease_id, .. },
+                ..
+            }) if *lease_id == lease.lease_id => Ok(()),
+            _ => Err(StoreError::lease_lost(format!(
+                "lease {} is no longer live",
+                lease.lease_id
+            ))),
         }
     }
 
@@ -628,12 +734,18 @@ pub struct MemoryDispatcher {
 impl MemoryDispatcher {
     /// A dispatcher with leases of [`LEASE_DURATION_MS_DEFAULT`].
     pub fn new() -> MemoryDispatcher {
-        MemoryDispatcher { state: Arc::default(), lease_ms: LEASE_DURATION_MS_DEFAULT }
+        MemoryDispatcher {
+            state: Arc::default(),
+            lease_ms: LEASE_DURATION_MS_DEFAULT,
+        }
     }
 
     /// A dispatcher with leases of `lease_ms` (1..=`LEASE_DURATION_MS_MAX`).
     pub fn with_lease_ms(lease_ms: i64) -> Result<MemoryDispatcher, StoreError> {
-        Ok(MemoryDispatcher { state: Arc::default(), lease_ms: lease_duration_checked(lease_ms)? })
+        Ok(MemoryDispatcher {
+            state: Arc::default(),
+            lease_ms: lease_duration_checked(lease_ms)?,
+        })
     }
 }
 
@@ -662,7 +774,9 @@ impl ExecutionDispatcher for MemoryDispatcher {
         let mut state = lock(&self.state);
         if let Some(target) = &package.compute_target {
             if !state.targets.contains(target) {
-                return Err(StoreError::not_found(format!("compute target {target:?} is not registered")));
+                return Err(StoreError::not_found(format!(
+                    "compute target {target:?} is not registered"
+                )));
             }
         }
         if state.by_execution.contains_key(&package.execution_id) {
@@ -672,21 +786,36 @@ impl ExecutionDispatcher for MemoryDispatcher {
             )));
         }
         if state.entries.len() >= DISPATCH_QUEUE_LEN_MAX {
-            return Err(StoreError::invalid(format!("the dispatcher holds DISPATCH_QUEUE_LEN_MAX ({DISPATCH_QUEUE_LEN_MAX}) packages")));
+            return Err(StoreError::invalid(format!(
+                "the dispatcher holds DISPATCH_QUEUE_LEN_MAX ({DISPATCH_QUEUE_LEN_MAX}) packages"
+            )));
         }
         state.next_dispatch += 1;
         let id = state.next_dispatch;
         state.by_execution.insert(package.execution_id.clone(), id);
-        state.entries.insert(id, Entry { package, slot: Slot::Queued { position: 0 } });
+        state.entries.insert(
+            id,
+            Entry {
+                package,
+                slot: Slot::Queued { position: 0 },
+            },
+        );
         state.enqueue(id);
         Ok(DispatchId(id))
     }
 
-    async fn claim(&self, target: &str, worker_id: &str, now_ms: i64) -> Result<Option<Lease>, StoreError> {
+    async fn claim(
+        &self,
+        target: &str,
+        worker_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<Lease>, StoreError> {
         check::id("worker id", worker_id)?;
         let mut state = lock(&self.state);
         if !state.targets.contains(target) {
-            return Err(StoreError::not_found(format!("target {target:?} is not registered")));
+            return Err(StoreError::not_found(format!(
+                "target {target:?} is not registered"
+            )));
         }
         state.expire(now_ms);
         let found = state.queue.iter().find_map(|(position, id)| {
@@ -696,13 +825,20 @@ impl ExecutionDispatcher for MemoryDispatcher {
                 _ => Some((*position, *id)),
             }
         });
-        let Some((position, dispatch_id)) = found else { return Ok(None) };
+        let Some((position, dispatch_id)) = found else {
+            return Ok(None);
+        };
         state.queue.remove(&position);
         state.next_lease += 1;
         let lease_id = state.next_lease;
         let deadline_ms = now_ms.saturating_add(self.lease_ms);
-        let Some(entry) = state.entries.get_mut(&dispatch_id) else { return Ok(None) };
-        entry.slot = Slot::Leased { lease_id, deadline_ms };
+        let Some(entry) = state.entries.get_mut(&dispatch_id) else {
+            return Ok(None);
+        };
+        entry.slot = Slot::Leased {
+            lease_id,
+            deadline_ms,
+        };
         Ok(Some(Lease {
             lease_id,
             dispatch_id: DispatchId(dispatch_id),
@@ -718,14 +854,28 @@ impl ExecutionDispatcher for MemoryDispatcher {
         state.live(lease)?;
         let deadline_ms = now_ms.saturating_add(self.lease_ms);
         let entry = state.entries.get_mut(&lease.dispatch_id.0);
-        if let Some(Entry { slot: Slot::Leased { deadline_ms: current, .. }, .. }) = entry {
+        if let Some(Entry {
+            slot:
+                Slot::Leased {
+                    deadline_ms: current,
+                    ..
+                },
+            ..
+        }) = entry
+        {
             if *current > now_ms {
                 *current = deadline_ms;
-                return Ok(Lease { deadline_ms, ..lease.clone() });
+                return Ok(Lease {
+                    deadline_ms,
+                    ..lease.clone()
+                });
             }
         }
         state.enqueue(lease.dispatch_id.0);
-        Err(StoreError::lease_lost(format!("lease {} expired", lease.lease_id)))
+        Err(StoreError::lease_lost(format!(
+            "lease {} expired",
+            lease.lease_id
+        )))
     }
 
     async fn complete(&self, lease: &Lease) -> Result<(), StoreError> {
@@ -780,10 +930,17 @@ impl TimerStore for MemoryTimerStore {
         let mut state = lock(&self.state);
         let key = (timer.execution_id.clone(), timer.key.clone());
         if let Some(wake_at_ms) = state.by_key.get(&key) {
-            return Ok(Timer { wake_at_ms: *wake_at_ms, ..timer });
+            return Ok(Timer {
+                wake_at_ms: *wake_at_ms,
+                ..timer
+            });
         }
         state.by_key.insert(key, timer.wake_at_ms);
-        state.due.insert((timer.wake_at_ms, timer.execution_id.clone(), timer.key.clone()));
+        state.due.insert((
+            timer.wake_at_ms,
+            timer.execution_id.clone(),
+            timer.key.clone(),
+        ));
         Ok(timer)
     }
 
@@ -805,9 +962,14 @@ impl TimerStore for MemoryTimerStore {
 
     async fn cancel(&self, execution_id: &str, key: &str) -> Result<bool, StoreError> {
         let mut state = lock(&self.state);
-        match state.by_key.remove(&(execution_id.to_string(), key.to_string())) {
+        match state
+            .by_key
+            .remove(&(execution_id.to_string(), key.to_string()))
+        {
             Some(wake_at_ms) => {
-                state.due.remove(&(wake_at_ms, execution_id.to_string(), key.to_string()));
+                state
+                    .due
+                    .remove(&(wake_at_ms, execution_id.to_string(), key.to_string()));
                 Ok(true)
             }
             None => Ok(false),

@@ -28,15 +28,15 @@ use serde_json::{Map, Value};
 use loom_kernel::envelope::EventEnvelope;
 use loom_kernel::snapshot::SnapshotRecord;
 use loom_kernel::spi::{
-    check, Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, ArchiveStoreMethod, BranchRecord,
-    BranchRegistry, Capabilities, DispatchId, EventStore, EventStoreCapabilities, EventStoreMethod,
-    ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, Page, SealingCapability, SnapshotStore,
-    SnapshotStoreCapabilities, SnapshotStoreMethod, StoreError, Timer, TimerStore, DISPATCH_QUEUE_LEN_MAX,
-    LEASE_DURATION_MS_DEFAULT, TIMER_STORE_SPI_VERSION,
+    check, Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, ArchiveStoreMethod,
+    BranchRecord, BranchRegistry, Capabilities, DispatchId, EventStore, EventStoreCapabilities,
+    EventStoreMethod, ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, Page,
+    SealingCapability, SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod, StoreError,
+    Timer, TimerStore, DISPATCH_QUEUE_LEN_MAX, LEASE_DURATION_MS_DEFAULT, TIMER_STORE_SPI_VERSION,
 };
 use loom_kernel::versions::{
-    ARCHIVE_STORE_SPI_VERSION, BRANCH_REGISTRY_SPI_VERSION, DISPATCHER_SPI_VERSION, EVENT_STORE_SPI_VERSION,
-    SNAPSHOT_STORE_SPI_VERSION,
+    ARCHIVE_STORE_SPI_VERSION, BRANCH_REGISTRY_SPI_VERSION, DISPATCHER_SPI_VERSION,
+    EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
 };
 
 use crate::lease_duration_checked;
@@ -160,9 +160,14 @@ impl SqliteStore {
             return SqliteStore::open_in_memory();
         }
         let conn = Connection::open(path).map_err(backend)?;
-        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(backend)?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(backend)?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(backend(format!("could not switch {} to WAL (journal mode {mode})", path.display())));
+            return Err(backend(format!(
+                "could not switch {} to WAL (journal mode {mode})",
+                path.display()
+            )));
         }
         SqliteStore::init(conn)
     }
@@ -173,15 +178,24 @@ impl SqliteStore {
     }
 
     fn init(mut conn: Connection) -> Result<SqliteStore, StoreError> {
-        conn.busy_timeout(std::time::Duration::from_millis(SQLITE_BUSY_TIMEOUT_MS)).map_err(backend)?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(backend)?;
+        conn.busy_timeout(std::time::Duration::from_millis(SQLITE_BUSY_TIMEOUT_MS))
+            .map_err(backend)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
         tx.execute_batch(SCHEMA).map_err(backend)?;
-        let version: Option<i64> =
-            tx.query_row("SELECT MAX(version) FROM loom_schema_version", [], |r| r.get(0)).map_err(backend)?;
+        let version: Option<i64> = tx
+            .query_row("SELECT MAX(version) FROM loom_schema_version", [], |r| {
+                r.get(0)
+            })
+            .map_err(backend)?;
         match version {
             None => {
-                tx.execute("INSERT INTO loom_schema_version (version) VALUES (?1)", [SQLITE_SCHEMA_VERSION])
-                    .map_err(backend)?;
+                tx.execute(
+                    "INSERT INTO loom_schema_version (version) VALUES (?1)",
+                    [SQLITE_SCHEMA_VERSION],
+                )
+                .map_err(backend)?;
             }
             Some(v) if v == SQLITE_SCHEMA_VERSION => {}
             Some(v) => {
@@ -191,7 +205,10 @@ impl SqliteStore {
             }
         }
         tx.commit().map_err(backend)?;
-        Ok(SqliteStore { conn: Arc::new(Mutex::new(conn)), lease_ms: LEASE_DURATION_MS_DEFAULT })
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            lease_ms: LEASE_DURATION_MS_DEFAULT,
+        })
     }
 
     /// The same database with dispatcher leases of `lease_ms`.
@@ -233,22 +250,34 @@ impl SqliteStore {
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave a half-written transaction: an
         // unfinished rusqlite Transaction rolls back when dropped.
-        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction: committed on `Ok`, rolled back on `Err`.
-    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(backend)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
         let out = f(&tx)?;
         tx.commit().map_err(backend)?;
         Ok(out)
     }
 
     /// Runs `f` in one deferred (read) transaction, so multi-statement reads are consistent.
-    fn read<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred).map_err(backend)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(backend)?;
         let out = f(&tx)?;
         tx.commit().map_err(backend)?;
         Ok(out)
@@ -257,9 +286,11 @@ impl SqliteStore {
 
 fn bump(tx: &Transaction<'_>, counter: &str) -> Result<u64, StoreError> {
     let value: i64 = tx
-        .query_row("UPDATE loom_counters SET value = value + 1 WHERE name = ?1 RETURNING value", [counter], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "UPDATE loom_counters SET value = value + 1 WHERE name = ?1 RETURNING value",
+            [counter],
+            |r| r.get(0),
+        )
         .map_err(backend)?;
     unsigned(value, counter)
 }
@@ -270,20 +301,41 @@ fn bump(tx: &Transaction<'_>, counter: &str) -> Result<u64, StoreError> {
 const ENVELOPE_COLUMNS: &str =
     "event_id, workflow_id, execution_id, event_type, sequence, timestamp_ms, payload, metadata";
 
-type RawEnvelope = (String, String, String, String, i64, i64, String, Option<String>);
+type RawEnvelope = (
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    String,
+    Option<String>,
+);
 
 fn raw_envelope(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEnvelope> {
-    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?))
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+    ))
 }
 
 fn envelope_from_raw(raw: RawEnvelope) -> Result<EventEnvelope, StoreError> {
-    let (id, workflow_id, execution_id, event_type, sequence, timestamp_ms, payload, metadata) = raw;
-    let payload: Value = serde_json::from_str(&payload).map_err(|e| backend(format!("stored payload: {e}")))?;
+    let (id, workflow_id, execution_id, event_type, sequence, timestamp_ms, payload, metadata) =
+        raw;
+    let payload: Value =
+        serde_json::from_str(&payload).map_err(|e| backend(format!("stored payload: {e}")))?;
     let metadata = match metadata {
         None => None,
-        Some(text) => {
-            Some(serde_json::from_str::<Map<String, Value>>(&text).map_err(|e| backend(format!("stored metadata: {e}")))?)
-        }
+        Some(text) => Some(
+            serde_json::from_str::<Map<String, Value>>(&text)
+                .map_err(|e| backend(format!("stored metadata: {e}")))?,
+        ),
     };
     Ok(EventEnvelope {
         id,
@@ -313,12 +365,22 @@ fn select_envelopes(
     raws.into_iter().map(envelope_from_raw).collect()
 }
 
-fn insert_envelopes(tx: &Transaction<'_>, table: &str, events: &[EventEnvelope]) -> Result<(), StoreError> {
-    let sql = format!("INSERT INTO {table} ({ENVELOPE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+fn insert_envelopes(
+    tx: &Transaction<'_>,
+    table: &str,
+    events: &[EventEnvelope],
+) -> Result<(), StoreError> {
+    let sql =
+        format!("INSERT INTO {table} ({ENVELOPE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     let mut stmt = tx.prepare_cached(&sql).map_err(backend)?;
     for e in events {
         let payload = serde_json::to_string(&e.payload).map_err(backend)?;
-        let metadata = e.metadata.as_ref().map(serde_json::to_string).transpose().map_err(backend)?;
+        let metadata = e
+            .metadata
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(backend)?;
         stmt.execute(params![
             e.id,
             e.workflow_id,
@@ -384,7 +446,11 @@ fn write_events(
 ) -> Result<AppendAck, StoreError> {
     let first_sequence = if head.live { head.next_sequence } else { 0 };
     let next_sequence = first_sequence + events.len() as u64;
-    let incarnation = if head.live { head.incarnation } else { bump(tx, "incarnation")? };
+    let incarnation = if head.live {
+        head.incarnation
+    } else {
+        bump(tx, "incarnation")?
+    };
     insert_envelopes(tx, "loom_events", events)?;
     tx.execute(
         "INSERT INTO loom_streams (execution_id, live, incarnation, next_sequence, fence) VALUES (?1, 1, ?2, ?3, 0)
@@ -392,7 +458,10 @@ fn write_events(
         params![execution_id, signed(incarnation), signed(next_sequence)],
     )
     .map_err(backend)?;
-    Ok(AppendAck { first_sequence, next_sequence })
+    Ok(AppendAck {
+        first_sequence,
+        next_sequence,
+    })
 }
 
 fn bump_fence(tx: &Transaction<'_>, execution_id: &str) -> Result<FenceToken, StoreError> {
@@ -438,21 +507,35 @@ impl EventStore for SqliteEventStore {
     }
 
     async fn read(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
-        self.db.read(|tx| select_envelopes(tx, "loom_events", "execution_id = ?1", &[&execution_id]))
+        self.db
+            .read(|tx| select_envelopes(tx, "loom_events", "execution_id = ?1", &[&execution_id]))
     }
 
     async fn list_executions(&self) -> Result<Vec<String>, StoreError> {
         self.db.read(|tx| {
-            let mut stmt =
-                tx.prepare_cached("SELECT execution_id FROM loom_streams WHERE live = 1 ORDER BY execution_id").map_err(backend)?;
-            let ids = stmt.query_map([], |r| r.get(0)).map_err(backend)?.collect::<rusqlite::Result<Vec<String>>>();
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT execution_id FROM loom_streams WHERE live = 1 ORDER BY execution_id",
+                )
+                .map_err(backend)?;
+            let ids = stmt
+                .query_map([], |r| r.get(0))
+                .map_err(backend)?
+                .collect::<rusqlite::Result<Vec<String>>>();
             ids.map_err(backend)
         })
     }
 
-    async fn read_range(&self, execution_id: &str, from: u64, to: u64) -> Result<Vec<EventEnvelope>, StoreError> {
+    async fn read_range(
+        &self,
+        execution_id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<EventEnvelope>, StoreError> {
         if from > to {
-            return Err(StoreError::invalid(format!("readRange from {from} > to {to}")));
+            return Err(StoreError::invalid(format!(
+                "readRange from {from} > to {to}"
+            )));
         }
         let (from, to) = (signed(from), signed(to));
         self.db.read(|tx| {
@@ -480,7 +563,10 @@ impl EventStore for SqliteEventStore {
             let current = head(tx, execution_id)?.fence;
             let current = (current != 0).then_some(current);
             if current != expected_current.map(|t| t.0) {
-                return Err(StoreError::fence_conflict(expected_current.map(|t| t.0), current));
+                return Err(StoreError::fence_conflict(
+                    expected_current.map(|t| t.0),
+                    current,
+                ));
             }
             bump_fence(tx, execution_id)
         })
@@ -501,7 +587,9 @@ impl EventStore for SqliteEventStore {
             let head = head(tx, execution_id)?;
             let current = head.anchor();
             if current != anchor {
-                return Err(StoreError::anchor_changed(format!("observed {anchor:?}, the stream is now {current:?}")));
+                return Err(StoreError::anchor_changed(format!(
+                    "observed {anchor:?}, the stream is now {current:?}"
+                )));
             }
             write_events(tx, execution_id, head, &events)
         })
@@ -515,7 +603,9 @@ impl EventStore for SqliteEventStore {
         check::sequence("through", through)?;
         self.db.write(|tx| {
             if !head(tx, execution_id)?.live {
-                return Err(StoreError::not_found(format!("no execution {execution_id:?}")));
+                return Err(StoreError::not_found(format!(
+                    "no execution {execution_id:?}"
+                )));
             }
             let n = tx
                 .execute(
@@ -527,12 +617,19 @@ impl EventStore for SqliteEventStore {
         })
     }
 
-    async fn copy_prefix(&self, source: &str, target: &str, through: u64) -> Result<AppendAck, StoreError> {
+    async fn copy_prefix(
+        &self,
+        source: &str,
+        target: &str,
+        through: u64,
+    ) -> Result<AppendAck, StoreError> {
         check::id("source execution id", source)?;
         check::id("target execution id", target)?;
         check::sequence("through", through)?;
         if source == target {
-            return Err(StoreError::invalid("copyPrefix source and target are the same execution"));
+            return Err(StoreError::invalid(
+                "copyPrefix source and target are the same execution",
+            ));
         }
         self.db.write(|tx| {
             let src = head(tx, source)?;
@@ -586,14 +683,25 @@ impl EventStore for SqliteEventStore {
             if !head(tx, execution_id)?.live {
                 return Ok(false);
             }
-            tx.execute("DELETE FROM loom_events WHERE execution_id = ?1", [execution_id]).map_err(backend)?;
-            tx.execute("UPDATE loom_streams SET live = 0, next_sequence = 0 WHERE execution_id = ?1", [execution_id])
-                .map_err(backend)?;
+            tx.execute(
+                "DELETE FROM loom_events WHERE execution_id = ?1",
+                [execution_id],
+            )
+            .map_err(backend)?;
+            tx.execute(
+                "UPDATE loom_streams SET live = 0, next_sequence = 0 WHERE execution_id = ?1",
+                [execution_id],
+            )
+            .map_err(backend)?;
             Ok(true)
         })
     }
 
-    async fn list_executions_page(&self, cursor: Option<String>, limit: usize) -> Result<Page, StoreError> {
+    async fn list_executions_page(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
         check::page_limit(limit)?;
         let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
         let mut ids: Vec<String> = self.db.read(|tx| {
@@ -622,11 +730,16 @@ pub struct SqliteSnapshotStore {
     db: SqliteStore,
 }
 
-fn snapshot_from_row(schema_version: String, sequence: i64, state: String) -> Result<SnapshotRecord, StoreError> {
+fn snapshot_from_row(
+    schema_version: String,
+    sequence: i64,
+    state: String,
+) -> Result<SnapshotRecord, StoreError> {
     Ok(SnapshotRecord {
         schema_version,
         sequence: unsigned(sequence, "snapshot sequence")?,
-        state: serde_json::from_str(&state).map_err(|e| backend(format!("stored snapshot: {e}")))?,
+        state: serde_json::from_str(&state)
+            .map_err(|e| backend(format!("stored snapshot: {e}")))?,
     })
 }
 
@@ -661,21 +774,34 @@ impl SnapshotStore for SqliteSnapshotStore {
             .optional()
             .map_err(backend)
         })?;
-        row.map(|(v, s, st)| snapshot_from_row(v, s, st)).transpose()
+        row.map(|(v, s, st)| snapshot_from_row(v, s, st))
+            .transpose()
     }
 
     async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
         self.db.write(|tx| {
-            let n = tx.execute("DELETE FROM loom_snapshots WHERE execution_id = ?1", [execution_id]).map_err(backend)?;
+            let n = tx
+                .execute(
+                    "DELETE FROM loom_snapshots WHERE execution_id = ?1",
+                    [execution_id],
+                )
+                .map_err(backend)?;
             Ok(n as u64)
         })
     }
 
-    async fn load_latest_sealed(&self, execution_id: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+    async fn load_latest_sealed(
+        &self,
+        execution_id: &str,
+    ) -> Result<Option<SnapshotRecord>, StoreError> {
         self.load_latest(execution_id).await
     }
 
-    async fn prune_snapshots(&self, execution_id: &str, through_sequence: u64) -> Result<u64, StoreError> {
+    async fn prune_snapshots(
+        &self,
+        execution_id: &str,
+        through_sequence: u64,
+    ) -> Result<u64, StoreError> {
         check::sequence("through", through_sequence)?;
         self.db.write(|tx| {
             let n = tx
@@ -691,12 +817,19 @@ impl SnapshotStore for SqliteSnapshotStore {
     async fn list_sequences(&self, execution_id: &str) -> Result<Vec<u64>, StoreError> {
         let raw: Vec<i64> = self.db.read(|tx| {
             let mut stmt = tx
-                .prepare_cached("SELECT sequence FROM loom_snapshots WHERE execution_id = ?1 ORDER BY sequence")
+                .prepare_cached(
+                    "SELECT sequence FROM loom_snapshots WHERE execution_id = ?1 ORDER BY sequence",
+                )
                 .map_err(backend)?;
-            let rows = stmt.query_map([execution_id], |r| r.get(0)).map_err(backend)?;
-            rows.collect::<rusqlite::Result<Vec<i64>>>().map_err(backend)
+            let rows = stmt
+                .query_map([execution_id], |r| r.get(0))
+                .map_err(backend)?;
+            rows.collect::<rusqlite::Result<Vec<i64>>>()
+                .map_err(backend)
         })?;
-        raw.into_iter().map(|s| unsigned(s, "snapshot sequence")).collect()
+        raw.into_iter()
+            .map(|s| unsigned(s, "snapshot sequence"))
+            .collect()
     }
 }
 
@@ -714,13 +847,22 @@ impl ArchiveStore for SqliteArchiveStore {
         Capabilities::new(ARCHIVE_STORE_SPI_VERSION, ArchiveStoreMethod::ALL)
     }
 
-    async fn archive(&self, execution_id: &str, envelopes: Vec<EventEnvelope>) -> Result<u64, StoreError> {
+    async fn archive(
+        &self,
+        execution_id: &str,
+        envelopes: Vec<EventEnvelope>,
+    ) -> Result<u64, StoreError> {
         check::archive_batch(execution_id, &envelopes)?;
         self.db.write(|tx| {
             let mut new = Vec::new();
             for envelope in envelopes {
                 let seq = signed(envelope.sequence);
-                let old = select_envelopes(tx, "loom_archive", "execution_id = ?1 AND sequence = ?2", &[&execution_id, &seq])?;
+                let old = select_envelopes(
+                    tx,
+                    "loom_archive",
+                    "execution_id = ?1 AND sequence = ?2",
+                    &[&execution_id, &seq],
+                )?;
                 match old.first() {
                     Some(old) if *old == envelope => {}
                     Some(_) => {
@@ -738,20 +880,34 @@ impl ArchiveStore for SqliteArchiveStore {
     }
 
     async fn read_archived(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
-        self.db.read(|tx| select_envelopes(tx, "loom_archive", "execution_id = ?1", &[&execution_id]))
+        self.db
+            .read(|tx| select_envelopes(tx, "loom_archive", "execution_id = ?1", &[&execution_id]))
     }
 
     async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
         self.db.write(|tx| {
-            let n = tx.execute("DELETE FROM loom_archive WHERE execution_id = ?1", [execution_id]).map_err(backend)?;
+            let n = tx
+                .execute(
+                    "DELETE FROM loom_archive WHERE execution_id = ?1",
+                    [execution_id],
+                )
+                .map_err(backend)?;
             Ok(n as u64)
         })
     }
 
-    async fn replace_segments(&self, execution_id: &str, envelopes: Vec<EventEnvelope>) -> Result<(), StoreError> {
+    async fn replace_segments(
+        &self,
+        execution_id: &str,
+        envelopes: Vec<EventEnvelope>,
+    ) -> Result<(), StoreError> {
         check::archive_batch(execution_id, &envelopes)?;
         self.db.write(|tx| {
-            tx.execute("DELETE FROM loom_archive WHERE execution_id = ?1", [execution_id]).map_err(backend)?;
+            tx.execute(
+                "DELETE FROM loom_archive WHERE execution_id = ?1",
+                [execution_id],
+            )
+            .map_err(backend)?;
             insert_envelopes(tx, "loom_archive", &envelopes)
         })
     }
@@ -768,7 +924,9 @@ pub struct SqliteBranchRegistry {
 
 type RawBranch = (String, String, i64, String);
 
-fn branch_from_raw((execution_id, parent_execution_id, forked_at, chain): RawBranch) -> Result<BranchRecord, StoreError> {
+fn branch_from_raw(
+    (execution_id, parent_execution_id, forked_at, chain): RawBranch,
+) -> Result<BranchRecord, StoreError> {
     Ok(BranchRecord {
         execution_id,
         parent_execution_id,
@@ -860,7 +1018,8 @@ fn expire(tx: &Transaction<'_>, now_ms: i64) -> Result<Vec<DispatchId>, StoreErr
             )
             .map_err(backend)?;
         let rows = stmt.query_map([now_ms], |r| r.get(0)).map_err(backend)?;
-        rows.collect::<rusqlite::Result<Vec<i64>>>().map_err(backend)?
+        rows.collect::<rusqlite::Result<Vec<i64>>>()
+            .map_err(backend)?
     };
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
@@ -871,7 +1030,12 @@ fn expire(tx: &Transaction<'_>, now_ms: i64) -> Result<Vec<DispatchId>, StoreErr
 }
 
 fn target_registered(tx: &Transaction<'_>, name: &str) -> Result<bool, StoreError> {
-    tx.query_row("SELECT EXISTS (SELECT 1 FROM loom_targets WHERE name = ?1)", [name], |r| r.get(0)).map_err(backend)
+    tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM loom_targets WHERE name = ?1)",
+        [name],
+        |r| r.get(0),
+    )
+    .map_err(backend)
 }
 
 /// `(lease_id, deadline_ms)` of the dispatch, if it is leased.
@@ -902,16 +1066,24 @@ impl ExecutionDispatcher for SqliteDispatcher {
     async fn register_target(&self, name: &str) -> Result<bool, StoreError> {
         check::id("target", name)?;
         self.db.write(|tx| {
-            let n = tx.execute("INSERT OR IGNORE INTO loom_targets (name) VALUES (?1)", [name]).map_err(backend)?;
+            let n = tx
+                .execute(
+                    "INSERT OR IGNORE INTO loom_targets (name) VALUES (?1)",
+                    [name],
+                )
+                .map_err(backend)?;
             Ok(n == 1)
         })
     }
 
     async fn targets(&self) -> Result<Vec<String>, StoreError> {
         self.db.read(|tx| {
-            let mut stmt = tx.prepare_cached("SELECT name FROM loom_targets ORDER BY name").map_err(backend)?;
+            let mut stmt = tx
+                .prepare_cached("SELECT name FROM loom_targets ORDER BY name")
+                .map_err(backend)?;
             let rows = stmt.query_map([], |r| r.get(0)).map_err(backend)?;
-            rows.collect::<rusqlite::Result<Vec<String>>>().map_err(backend)
+            rows.collect::<rusqlite::Result<Vec<String>>>()
+                .map_err(backend)
         })
     }
 
@@ -960,7 +1132,12 @@ impl ExecutionDispatcher for SqliteDispatcher {
         })
     }
 
-    async fn claim(&self, target: &str, worker_id: &str, now_ms: i64) -> Result<Option<Lease>, StoreError> {
+    async fn claim(
+        &self,
+        target: &str,
+        worker_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<Lease>, StoreError> {
         check::id("worker id", worker_id)?;
         let lease_ms = self.db.lease_ms;
         self.db.write(|tx| {
@@ -1006,10 +1183,15 @@ impl ExecutionDispatcher for SqliteDispatcher {
         // The outer Result is the transaction's; the inner one is the answer. An expired
         // lease is re-queued AND reported lost, so that write must commit.
         let answer = self.db.write(|tx| {
-            let Some((_, deadline)) = lease_of(tx, lease)? else { return Ok(Err(lost(lease))) };
+            let Some((_, deadline)) = lease_of(tx, lease)? else {
+                return Ok(Err(lost(lease)));
+            };
             if deadline <= now_ms {
                 requeue(tx, signed(lease.dispatch_id.0))?;
-                return Ok(Err(StoreError::lease_lost(format!("lease {} expired", lease.lease_id))));
+                return Ok(Err(StoreError::lease_lost(format!(
+                    "lease {} expired",
+                    lease.lease_id
+                ))));
             }
             let deadline_ms = now_ms.saturating_add(lease_ms);
             tx.execute(
@@ -1017,7 +1199,10 @@ impl ExecutionDispatcher for SqliteDispatcher {
                 params![signed(lease.dispatch_id.0), deadline_ms],
             )
             .map_err(backend)?;
-            Ok(Ok(Lease { deadline_ms, ..lease.clone() }))
+            Ok(Ok(Lease {
+                deadline_ms,
+                ..lease.clone()
+            }))
         })?;
         answer
     }
@@ -1027,8 +1212,11 @@ impl ExecutionDispatcher for SqliteDispatcher {
             if lease_of(tx, lease)?.is_none() {
                 return Err(lost(lease));
             }
-            tx.execute("DELETE FROM loom_dispatch WHERE dispatch_id = ?1", [signed(lease.dispatch_id.0)])
-                .map_err(backend)?;
+            tx.execute(
+                "DELETE FROM loom_dispatch WHERE dispatch_id = ?1",
+                [signed(lease.dispatch_id.0)],
+            )
+            .map_err(backend)?;
             Ok(())
         })
     }
@@ -1073,7 +1261,10 @@ impl TimerStore for SqliteTimerStore {
                 .optional()
                 .map_err(backend)?;
             if let Some(wake_at_ms) = existing {
-                return Ok(Timer { wake_at_ms, ..timer });
+                return Ok(Timer {
+                    wake_at_ms,
+                    ..timer
+                });
             }
             tx.execute(
                 "INSERT INTO loom_timers (execution_id, key, wake_at_ms) VALUES (?1, ?2, ?3)",
@@ -1096,17 +1287,25 @@ impl TimerStore for SqliteTimerStore {
                 .map_err(backend)?;
             let rows = stmt
                 .query_map(params![now_ms, limit], |r| {
-                    Ok(Timer { execution_id: r.get(0)?, wake_at_ms: r.get(1)?, key: r.get(2)? })
+                    Ok(Timer {
+                        execution_id: r.get(0)?,
+                        wake_at_ms: r.get(1)?,
+                        key: r.get(2)?,
+                    })
                 })
                 .map_err(backend)?;
-            rows.collect::<rusqlite::Result<Vec<Timer>>>().map_err(backend)
+            rows.collect::<rusqlite::Result<Vec<Timer>>>()
+                .map_err(backend)
         })
     }
 
     async fn cancel(&self, execution_id: &str, key: &str) -> Result<bool, StoreError> {
         self.db.write(|tx| {
             let n = tx
-                .execute("DELETE FROM loom_timers WHERE execution_id = ?1 AND key = ?2", params![execution_id, key])
+                .execute(
+                    "DELETE FROM loom_timers WHERE execution_id = ?1 AND key = ?2",
+                    params![execution_id, key],
+                )
                 .map_err(backend)?;
             Ok(n == 1)
         })

@@ -1,0 +1,295 @@
+//! ExecutionDispatcher cases (PLACE-02, PLACE-03, PLACE-04, PLACE-07; reference-defined
+//! queue and lease mechanics).
+
+use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage};
+
+use super::{ensure, err_kind, ok, CaseResult, Failure, Outcome};
+
+/// Every case of this kit, in order.
+pub const CASES: &[&str] = &[
+    "place_02_dispatch_claim_complete_is_fifo",
+    "place_03_package_carries_coordinates_only",
+    "place_07_unregistered_compute_target_refused",
+    "place_02_one_live_lease_per_execution",
+    "place_04_expired_lease_is_requeued",
+    "place_02_release_requeues_at_the_back",
+    "place_02_renew_extends_a_live_lease",
+];
+
+/// Generates the `#[tokio::test]`s of this kit for a dispatcher factory.
+#[macro_export]
+macro_rules! dispatcher_kit {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            dispatcher,
+            $factory,
+            [
+                place_02_dispatch_claim_complete_is_fifo,
+                place_03_package_carries_coordinates_only,
+                place_07_unregistered_compute_target_refused,
+                place_02_one_live_lease_per_execution,
+                place_04_expired_lease_is_requeued,
+                place_02_release_requeues_at_the_back,
+                place_02_renew_extends_a_live_lease,
+            ]
+        );
+    };
+}
+
+fn package(execution_id: &str, target: Option<&str>) -> ExecutionPackage {
+    ExecutionPackage {
+        execution_id: execution_id.to_string(),
+        flow_id: "kit-flow".to_string(),
+        resume_hint: None,
+        compute_target: target.map(str::to_string),
+    }
+}
+
+async fn claimed<D: ExecutionDispatcher>(
+    d: &D,
+    target: &str,
+    worker: &str,
+    now_ms: i64,
+) -> Result<Option<String>, Failure> {
+    Ok(ok(d.claim(target, worker, now_ms).await, "claim")?.map(|l| l.package.execution_id))
+}
+
+/// Packages are claimed oldest first; a completed one is gone (PLACE-02).
+pub async fn place_02_dispatch_claim_complete_is_fifo<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+    ok(d.register_target("cpu").await, "register")?;
+    let mut ids = Vec::new();
+    for e in ["p02-e1", "p02-e2", "p02-e3"] {
+        ids.push(ok(d.dispatch(package(e, None)).await, "dispatch")?);
+    }
+    ensure!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "dispatch ids do not increase: {ids:?}"
+    );
+    let l1 = ok(d.claim("cpu", "w1", 0).await, "claim")?
+        .ok_or_else(|| Failure("nothing to claim".into()))?;
+    ensure!(
+        l1.package.execution_id == "p02-e1" && l1.dispatch_id == ids[0],
+        "first claim got {l1:?}"
+    );
+    ensure!(
+        claimed(d, "cpu", "w2", 0).await?.as_deref() == Some("p02-e2"),
+        "second claim is not the second package"
+    );
+    ok(d.complete(&l1).await, "complete")?;
+    ensure!(
+        claimed(d, "cpu", "w3", 0).await?.as_deref() == Some("p02-e3"),
+        "third claim is not the third package"
+    );
+    ensure!(
+        claimed(d, "cpu", "w4", 0).await?.is_none(),
+        "a fourth package appeared"
+    );
+    err_kind(d.complete(&l1).await, "lease-lost", "completing twice")?;
+    Ok(Outcome::Pass)
+}
+
+/// A package is coordinates only: the claimed package equals the dispatched one, it
+/// serialises to the four coordinate fields, and a field carrying code is refused
+/// (PLACE-03).
+pub async fn place_03_package_carries_coordinates_only<D: ExecutionDispatcher>(
+    d: &D,
+) -> CaseResult {
+    ok(d.register_target("cpu").await, "register")?;
+    let p = ExecutionPackage {
+        execution_id: "p03-e".to_string(),
+        flow_id: "p03-flow".to_string(),
+        resume_hint: Some("APPROVAL".to_string()),
+        compute_target: Some("cpu".to_string()),
+    };
+    ok(d.dispatch(p.clone()).await, "dispatch")?;
+    let lease = ok(d.claim("cpu", "w", 0).await, "claim")?
+        .ok_or_else(|| Failure("nothing to claim".into()))?;
+    ensure!(
+        lease.package == p,
+        "the claimed package {:?} differs from the dispatched one",
+        lease.package
+    );
+    let value = serde_json::to_value(&p).map_err(|e| Failure(e.to_string()))?;
+    let keys: Vec<&String> = value
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
+    ensure!(
+        keys.iter().all(|k| ["executionId", "flowId", "resumeHint", "computeTarget"].contains(&k.as_str())),
+        "package fields {keys:?} go beyond coordinates"
+    );
+    let with_code =
+        serde_json::json!({ "executionId": "e", "flowId": "f", "code": "function () {}" });
+    ensure!(
+        serde_json::from_value::<ExecutionPackage>(with_code).is_err(),
+        "a package with code was accepted"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// A package pinned to an unregistered target is refused, nothing queued; once the
+/// target is registered it is accepted and only that target may claim it (PLACE-07).
+pub async fn place_07_unregistered_compute_target_refused<D: ExecutionDispatcher>(
+    d: &D,
+) -> CaseResult {
+    ok(d.register_target("cpu").await, "register cpu")?;
+    err_kind(
+        d.dispatch(package("p07-e", Some("gpu"))).await,
+        "not-found",
+        "dispatch to an unregistered target",
+    )?;
+    err_kind(
+        d.claim("gpu", "w", 0).await,
+        "not-found",
+        "claim for an unregistered target",
+    )?;
+    ensure!(
+        claimed(d, "cpu", "w", 0).await?.is_none(),
+        "the refused package was queued"
+    );
+    ensure!(
+        ok(d.register_target("gpu").await, "register gpu")?,
+        "a new target was reported as known"
+    );
+    ensure!(
+        !ok(d.register_target("gpu").await, "register gpu again")?,
+        "re-registering reported a new target"
+    );
+    ensure!(
+        ok(d.targets().await, "targets")? == vec!["cpu".to_string(), "gpu".to_string()],
+        "targets are not [cpu, gpu]"
+    );
+    ok(
+        d.dispatch(package("p07-e", Some("gpu"))).await,
+        "dispatch to a registered target",
+    )?;
+    ensure!(
+        claimed(d, "cpu", "w", 0).await?.is_none(),
+        "another target claimed a pinned package"
+    );
+    ensure!(
+        claimed(d, "gpu", "w", 0).await?.as_deref() == Some("p07-e"),
+        "the pinned target could not claim it"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// An execution is queued or leased at most once: at most one live lease (PLACE-02).
+pub async fn place_02_one_live_lease_per_execution<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+    ok(d.register_target("cpu").await, "register")?;
+    ok(d.dispatch(package("p02-once", None)).await, "dispatch")?;
+    err_kind(
+        d.dispatch(package("p02-once", None)).await,
+        "already-exists",
+        "dispatch while queued",
+    )?;
+    let lease = ok(d.claim("cpu", "w", 0).await, "claim")?
+        .ok_or_else(|| Failure("nothing to claim".into()))?;
+    err_kind(
+        d.dispatch(package("p02-once", None)).await,
+        "already-exists",
+        "dispatch while leased",
+    )?;
+    ok(d.complete(&lease).await, "complete")?;
+    ok(
+        d.dispatch(package("p02-once", None)).await,
+        "dispatch after completion",
+    )?;
+    Ok(Outcome::Pass)
+}
+
+/// A lease past its deadline is re-queued; another worker claims it with a new lease
+/// and the old lease is lost ("resume is migration", PLACE-04).
+pub async fn place_04_expired_lease_is_requeued<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+    ok(d.register_target("cpu").await, "register")?;
+    ok(d.dispatch(package("p04-e", None)).await, "dispatch")?;
+    let a = ok(d.claim("cpu", "worker-a", 1_000).await, "A claims")?
+        .ok_or_else(|| Failure("nothing to claim".into()))?;
+    ensure!(
+        a.deadline_ms > 1_000,
+        "deadline {} is not after the claim",
+        a.deadline_ms
+    );
+    ensure!(
+        claimed(d, "cpu", "worker-b", a.deadline_ms - 1)
+            .await?
+            .is_none(),
+        "a live lease was re-queued early"
+    );
+    let b = ok(d.claim("cpu", "worker-b", a.deadline_ms).await, "B claims")?
+        .ok_or_else(|| Failure("the expired lease was not re-queued".into()))?;
+    ensure!(
+        b.dispatch_id == a.dispatch_id && b.lease_id != a.lease_id,
+        "B's lease {b:?} is not a new lease on the same dispatch"
+    );
+    err_kind(
+        d.complete(&a).await,
+        "lease-lost",
+        "A completes after expiry",
+    )?;
+    err_kind(d.release(&a).await, "lease-lost", "A releases after expiry")?;
+    ok(d.complete(&b).await, "B completes")?;
+    let expired = ok(d.expire_leases(i64::MAX).await, "expire")?;
+    ensure!(
+        expired.is_empty(),
+        "a completed dispatch expired: {expired:?}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// A released package goes to the back of the queue (reference-defined).
+pub async fn place_02_release_requeues_at_the_back<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+    ok(d.register_target("cpu").await, "register")?;
+    ok(d.dispatch(package("p02-r1", None)).await, "dispatch")?;
+    ok(d.dispatch(package("p02-r2", None)).await, "dispatch")?;
+    let first = ok(d.claim("cpu", "w", 0).await, "claim")?
+        .ok_or_else(|| Failure("nothing to claim".into()))?;
+    ensure!(
+        first.package.execution_id == "p02-r1",
+        "claimed {:?} first",
+        first.package.execution_id
+    );
+    ok(d.release(&first).await, "release")?;
+    ensure!(
+        claimed(d, "cpu", "w", 0).await?.as_deref() == Some("p02-r2"),
+        "the released package jumped the queue"
+    );
+    ensure!(
+        claimed(d, "cpu", "w", 0).await?.as_deref() == Some("p02-r1"),
+        "the released package was lost"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// `renew` moves a live lease's deadline; a lapsed lease cannot be renewed and is
+/// re-queued (reference-defined).
+pub async fn place_02_renew_extends_a_live_lease<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+    ok(d.register_target("cpu").await, "register")?;
+    ok(d.dispatch(package("p02-renew", None)).await, "dispatch")?;
+    let lease = ok(d.claim("cpu", "w", 0).await, "claim")?
+        .ok_or_else(|| Failure("nothing to claim".into()))?;
+    let renewed = ok(d.renew(&lease, lease.deadline_ms - 1).await, "renew")?;
+    ensure!(
+        renewed.deadline_ms > lease.deadline_ms,
+        "renew did not move the deadline"
+    );
+    ensure!(
+        claimed(d, "cpu", "other", lease.deadline_ms)
+            .await?
+            .is_none(),
+        "a renewed lease expired at the old deadline"
+    );
+    err_kind(
+        d.renew(&renewed, renewed.deadline_ms).await,
+        "lease-lost",
+        "renew at the deadline",
+    )?;
+    ensure!(
+        claimed(d, "cpu", "other", renewed.deadline_ms)
+            .await?
+            .as_deref()
+            == Some("p02-renew"),
+        "the lapsed lease was not re-queued"
+    );
+    Ok(Outcome::Pass)
+}

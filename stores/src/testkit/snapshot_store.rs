@@ -1,0 +1,214 @@
+//! SnapshotStore cases (SPI-15, SPI-16, SPI-17, SPI-21).
+
+use serde_json::json;
+
+use loom_kernel::snapshot::SnapshotRecord;
+use loom_kernel::spi::{SnapshotStore, SnapshotStoreMethod as M};
+use loom_kernel::versions::{EVENT_SCHEMA_VERSION, SNAPSHOT_STORE_SPI_VERSION};
+
+use super::{check_capabilities, check_probe, ensure, ok, require_claims, CaseResult, Outcome};
+
+/// Every case of this kit, in order.
+pub const CASES: &[&str] = &[
+    "spi_21_snapshot_capabilities_are_consistent",
+    "spi_15_claims_match_behaviour",
+    "spi_15_load_latest_returns_highest_sequence",
+    "spi_15_save_at_same_sequence_replaces",
+    "spi_15_load_latest_sealed_matches_load_latest",
+    "spi_15_delete_execution_removes_every_snapshot",
+    "spi_16_prune_snapshots_deletes_exactly_through",
+    "spi_17_list_sequences_ascending",
+];
+
+/// Generates the `#[tokio::test]`s of this kit for a store factory.
+#[macro_export]
+macro_rules! snapshot_store_kit {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            snapshot_store,
+            $factory,
+            [
+                spi_21_snapshot_capabilities_are_consistent,
+                spi_15_claims_match_behaviour,
+                spi_15_load_latest_returns_highest_sequence,
+                spi_15_save_at_same_sequence_replaces,
+                spi_15_load_latest_sealed_matches_load_latest,
+                spi_15_delete_execution_removes_every_snapshot,
+                spi_16_prune_snapshots_deletes_exactly_through,
+                spi_17_list_sequences_ascending,
+            ]
+        );
+    };
+}
+
+/// A deterministic snapshot at `sequence`, with a state whose keys are out of order.
+pub fn record(sequence: u64, tag: &str) -> SnapshotRecord {
+    SnapshotRecord {
+        schema_version: EVENT_SCHEMA_VERSION.to_string(),
+        sequence,
+        state: json!({
+            "status": "running",
+            "variables": { "_decisions": { "10": { "choice": tag, "seq": 3 }, "2": { "choice": "b", "seq": 1 } } },
+            "frames": {},
+            "sequence": sequence,
+            "startedAt": 1, "updatedAt": 2
+        }),
+    }
+}
+
+/// The claim is consistent and shares the kernel's major version (SPI-21).
+pub async fn spi_21_snapshot_capabilities_are_consistent<S: SnapshotStore>(
+    store: &S,
+) -> CaseResult {
+    check_capabilities(&store.capabilities(), SNAPSHOT_STORE_SPI_VERSION)
+}
+
+/// Each optional method answers `unsupported` iff it is not claimed (SPI-02, SPI-15).
+pub async fn spi_15_claims_match_behaviour<S: SnapshotStore>(store: &S) -> CaseResult {
+    let caps = store.capabilities();
+    let p = "spi_15-probe";
+    check_probe(&caps, M::DeleteExecution, &store.delete_execution(p).await)?;
+    check_probe(
+        &caps,
+        M::LoadLatestSealed,
+        &store.load_latest_sealed(p).await,
+    )?;
+    check_probe(&caps, M::PruneSnapshots, &store.prune_snapshots(p, 0).await)?;
+    check_probe(&caps, M::ListSequences, &store.list_sequences(p).await)?;
+    Ok(Outcome::Pass)
+}
+
+/// `loadLatest` returns the highest sequence whatever the save order (SPI-15).
+pub async fn spi_15_load_latest_returns_highest_sequence<S: SnapshotStore>(
+    store: &S,
+) -> CaseResult {
+    let id = "spi_15-latest";
+    ensure!(
+        ok(store.load_latest(id).await, "load of nothing")?.is_none(),
+        "an unknown id has a snapshot"
+    );
+    for seq in [5, 2, 9, 7] {
+        ok(
+            store.save(id, record(seq, &format!("at{seq}"))).await,
+            "save",
+        )?;
+    }
+    let latest = ok(store.load_latest(id).await, "loadLatest")?;
+    ensure!(
+        latest == Some(record(9, "at9")),
+        "loadLatest gave {latest:?}, expected the record at 9"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// A second save at the same sequence replaces the first (reference-defined).
+pub async fn spi_15_save_at_same_sequence_replaces<S: SnapshotStore>(store: &S) -> CaseResult {
+    let id = "spi_15-replace";
+    ok(store.save(id, record(4, "old")).await, "save")?;
+    ok(store.save(id, record(4, "new")).await, "save again")?;
+    let latest = ok(store.load_latest(id).await, "loadLatest")?;
+    ensure!(
+        latest == Some(record(4, "new")),
+        "loadLatest gave {latest:?}, expected the newer record"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// With no sealing layer, `loadLatestSealed` equals `loadLatest` (GAP-27).
+pub async fn spi_15_load_latest_sealed_matches_load_latest<S: SnapshotStore>(
+    store: &S,
+) -> CaseResult {
+    require_claims!(store.capabilities(), M::LoadLatestSealed);
+    let id = "spi_15-sealed";
+    ok(store.save(id, record(3, "x")).await, "save")?;
+    let sealed = ok(store.load_latest_sealed(id).await, "loadLatestSealed")?;
+    let plain = ok(store.load_latest(id).await, "loadLatest")?;
+    ensure!(
+        sealed == plain,
+        "loadLatestSealed {sealed:?} differs from loadLatest {plain:?}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// `deleteExecution` removes every snapshot of the execution and no other's.
+pub async fn spi_15_delete_execution_removes_every_snapshot<S: SnapshotStore>(
+    store: &S,
+) -> CaseResult {
+    require_claims!(store.capabilities(), M::DeleteExecution);
+    let (id, other) = ("spi_15-delete", "spi_15-delete-other");
+    for seq in [1, 2, 3] {
+        ok(store.save(id, record(seq, "x")).await, "save")?;
+    }
+    ok(store.save(other, record(1, "y")).await, "save other")?;
+    let n = ok(store.delete_execution(id).await, "deleteExecution")?;
+    ensure!(n == 3, "deleteExecution reported {n}, expected 3");
+    ensure!(
+        ok(store.load_latest(id).await, "load")?.is_none(),
+        "a snapshot survived deleteExecution"
+    );
+    ensure!(
+        ok(store.load_latest(other).await, "load other")?.is_some(),
+        "another execution's snapshot was deleted"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// `pruneSnapshots(k)` deletes exactly the snapshots `<= k` (SPI-16).
+pub async fn spi_16_prune_snapshots_deletes_exactly_through<S: SnapshotStore>(
+    store: &S,
+) -> CaseResult {
+    require_claims!(store.capabilities(), M::PruneSnapshots);
+    let id = "spi_16-prune";
+    for seq in [10, 20, 30, 40, 50, 60] {
+        ok(store.save(id, record(seq, "x")).await, "save")?;
+    }
+    ensure!(
+        ok(store.prune_snapshots(id, 5).await, "prune below all")? == 0,
+        "pruning below every snapshot deleted some"
+    );
+    let n = ok(store.prune_snapshots(id, 35).await, "pruneSnapshots(35)")?;
+    ensure!(n == 3, "pruneSnapshots(35) reported {n}, expected 3");
+    ensure!(
+        ok(store.prune_snapshots(id, 40).await, "pruneSnapshots(40)")? == 1,
+        "the boundary sequence 40 was not pruned"
+    );
+    if store.capabilities().claims(M::ListSequences) {
+        let left = ok(store.list_sequences(id).await, "listSequences")?;
+        ensure!(left == vec![50, 60], "left {left:?}, expected [50, 60]");
+    }
+    let latest = ok(store.load_latest(id).await, "loadLatest")?;
+    ensure!(
+        latest.map(|r| r.sequence) == Some(60),
+        "the latest snapshot was disturbed"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// `listSequences` is ascending with one entry per snapshot, whatever the save order;
+/// its prefix `<= k` is exactly what `pruneSnapshots(k)` then deletes (SPI-17).
+pub async fn spi_17_list_sequences_ascending<S: SnapshotStore>(store: &S) -> CaseResult {
+    require_claims!(store.capabilities(), M::ListSequences);
+    let id = "spi_17-list";
+    ensure!(
+        ok(store.list_sequences(id).await, "list of nothing")?.is_empty(),
+        "an unknown id lists sequences"
+    );
+    for seq in [7, 3, 11, 1, 5, 3] {
+        ok(store.save(id, record(seq, "x")).await, "save")?;
+    }
+    let listed = ok(store.list_sequences(id).await, "listSequences")?;
+    ensure!(
+        listed == vec![1, 3, 5, 7, 11],
+        "listSequences gave {listed:?}, expected [1, 3, 5, 7, 11]"
+    );
+    if store.capabilities().claims(M::PruneSnapshots) {
+        let dry_run: Vec<u64> = listed.iter().copied().filter(|s| *s <= 5).collect();
+        let n = ok(store.prune_snapshots(id, 5).await, "prune")?;
+        ensure!(
+            n == dry_run.len() as u64,
+            "the dry run predicted {} deletions, prune made {n}",
+            dry_run.len()
+        );
+    }
+    Ok(Outcome::Pass)
+}

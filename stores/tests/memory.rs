@@ -1,0 +1,107 @@
+//! The kits against the in-memory stores, in full and as a minimal store that claims
+//! no optional method (SPI-02: the kit then skips those cases).
+
+use std::sync::Arc;
+
+use loom_kernel::spi::{EventStore, ManualClock};
+use loom_stores::memory::*;
+
+mod events {
+    use super::*;
+    loom_stores::event_store_kit!(|_case: &'static str| async { Some(MemoryEventStore::new()) });
+}
+
+mod events_minimal {
+    use super::*;
+    loom_stores::event_store_kit!(|_case: &'static str| async {
+        Some(MemoryEventStore::new().with_methods([]))
+    });
+}
+
+mod snapshots {
+    use super::*;
+    loom_stores::snapshot_store_kit!(|_case: &'static str| async {
+        Some(MemorySnapshotStore::new())
+    });
+}
+
+mod snapshots_minimal {
+    use super::*;
+    loom_stores::snapshot_store_kit!(|_case: &'static str| async {
+        Some(MemorySnapshotStore::new().with_methods([]))
+    });
+}
+
+mod archive {
+    use super::*;
+    loom_stores::archive_store_kit!(|_case: &'static str| async {
+        Some(MemoryArchiveStore::new())
+    });
+}
+
+mod archive_minimal {
+    use super::*;
+    loom_stores::archive_store_kit!(|_case: &'static str| async {
+        Some(MemoryArchiveStore::new().with_methods([]))
+    });
+}
+
+mod branches {
+    use super::*;
+    loom_stores::branch_registry_kit!(|_case: &'static str| async {
+        Some(MemoryBranchRegistry::new())
+    });
+}
+
+mod dispatcher {
+    use super::*;
+    loom_stores::dispatcher_kit!(|_case: &'static str| async { Some(MemoryDispatcher::new()) });
+}
+
+mod timers {
+    use super::*;
+    loom_stores::timer_store_kit!(|_case: &'static str| async { Some(MemoryTimerStore::new()) });
+}
+
+/// `storeNow` reads the injected clock, never the system's (SPI-08).
+#[tokio::test]
+async fn spi_08_memory_store_now_reads_the_injected_clock() {
+    let clock = Arc::new(ManualClock::new(42));
+    let store = MemoryEventStore::with_clock(clock.clone());
+    assert_eq!(store.store_now().await, Ok(42));
+    clock.advance(1_000);
+    assert_eq!(store.store_now().await, Ok(1_042));
+}
+
+/// A minimal store answers `unsupported` for every optional method; the kit's probe
+/// case is the check, this pins the claim itself (SPI-02).
+#[test]
+fn spi_02_minimal_store_claims_nothing() {
+    let caps = MemoryEventStore::new().with_methods([]).capabilities();
+    assert!(caps.methods.is_empty());
+    assert_eq!(
+        caps.spi_version,
+        loom_kernel::versions::EVENT_STORE_SPI_VERSION
+    );
+}
+
+/// The full store claims every optional method at the kernel's SPI version.
+#[test]
+fn spi_03_memory_store_claims_every_optional_method() {
+    let caps = MemoryEventStore::new().capabilities();
+    assert_eq!(
+        caps.method_names(),
+        [
+            "readRange",
+            "acquireFence",
+            "acquireFenceIf",
+            "appendIfUnchanged",
+            "storeNow",
+            "deleteThrough",
+            "sealingCapability",
+            "copyPrefix",
+            "deleteExecution",
+            "listExecutionsPage"
+        ]
+    );
+}
