@@ -1,0 +1,957 @@
+//! PostgreSQL stores (feature `postgres`): EventStore, SnapshotStore and ArchiveStore over
+//! tokio-postgres (NoTls).
+//!
+//! Design:
+//!
+//! - One [`PgStore`] is one connection (behind a `tokio::sync::Mutex`) and one schema;
+//!   the per-SPI handles share it. Give each store instance its own schema to isolate
+//!   tests; several instances on one schema share the data, as a fleet of workers does.
+//! - Concurrency: every write is one transaction that first takes the row lock of the
+//!   execution's head row in `loom_streams` (`SELECT ... FOR UPDATE`), then checks fence,
+//!   sequence or anchor, then writes. Appends, `deleteThrough` and `copyPrefix` on one
+//!   execution are therefore serialised; different executions do not contend.
+//!   `copyPrefix` locks its two heads in id order, so two copies cannot deadlock.
+//! - Payloads, metadata and snapshot states are `jsonb`. The database normalises key
+//!   order (shorter keys first) and number spelling; that is deliberate: the kernel
+//!   must not depend on key order (decision order survives through `seq`, EVENT_SCHEMA
+//!   1.24.0), and the kits prove it. Values compare equal after the round trip; bytes
+//!   do not. `jsonb` also refuses the character U+0000 in strings (a `backend` error).
+//! - `storeNow` reports database time (`clock_timestamp()`), so a fleet ages inbox
+//!   messages on one clock (SPI-08).
+//! - Incarnations come from the sequence `loom_incarnation` (store metadata, SPI-07).
+//! - Execution ids are `text COLLATE "C"`, so listing and paging order is byte order,
+//!   the same as the other stores.
+//!
+//! The connection's driver task is spawned with `tokio::spawn`, so every method must run
+//! inside a tokio runtime.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::Mutex;
+use tokio_postgres::{Client, NoTls, Row, Transaction};
+
+use loom_kernel::envelope::EventEnvelope;
+use loom_kernel::snapshot::SnapshotRecord;
+use loom_kernel::spi::{
+    check, Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, ArchiveStoreMethod,
+    Capabilities, EventStore, EventStoreCapabilities, EventStoreMethod, FenceToken, Page,
+    SealingCapability, SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod, StoreError,
+};
+use loom_kernel::versions::{
+    ARCHIVE_STORE_SPI_VERSION, EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
+};
+
+/// The schema version this code writes and reads.
+pub const PG_SCHEMA_VERSION: i32 = 1;
+/// Longest schema name accepted (PostgreSQL truncates identifiers at 63 bytes).
+pub const PG_SCHEMA_NAME_BYTES_MAX: usize = 63;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS loom_schema_version (version integer NOT NULL);
+CREATE SEQUENCE IF NOT EXISTS loom_incarnation;
+CREATE TABLE IF NOT EXISTS loom_streams (
+    execution_id text COLLATE "C" PRIMARY KEY,
+    live boolean NOT NULL,
+    incarnation bigint NOT NULL,
+    next_sequence bigint NOT NULL,
+    fence bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS loom_streams_live ON loom_streams (execution_id) WHERE live;
+CREATE TABLE IF NOT EXISTS loom_events (
+    execution_id text COLLATE "C" NOT NULL,
+    sequence bigint NOT NULL,
+    event_id text NOT NULL,
+    workflow_id text NOT NULL,
+    event_type text NOT NULL,
+    timestamp_ms bigint NOT NULL,
+    payload jsonb NOT NULL,
+    metadata jsonb,
+    PRIMARY KEY (execution_id, sequence)
+);
+CREATE TABLE IF NOT EXISTS loom_snapshots (
+    execution_id text COLLATE "C" NOT NULL,
+    sequence bigint NOT NULL,
+    schema_version text NOT NULL,
+    state jsonb NOT NULL,
+    PRIMARY KEY (execution_id, sequence)
+);
+CREATE TABLE IF NOT EXISTS loom_archive (
+    execution_id text COLLATE "C" NOT NULL,
+    sequence bigint NOT NULL,
+    event_id text NOT NULL,
+    workflow_id text NOT NULL,
+    event_type text NOT NULL,
+    timestamp_ms bigint NOT NULL,
+    payload jsonb NOT NULL,
+    metadata jsonb,
+    PRIMARY KEY (execution_id, sequence)
+);
+"#;
+
+fn backend(e: tokio_postgres::Error) -> StoreError {
+    match e.as_db_error() {
+        Some(db) => StoreError::backend(format!("postgres {}: {}", db.code().code(), db.message())),
+        None => StoreError::backend(format!("postgres: {e}")),
+    }
+}
+
+fn corrupt(message: impl std::fmt::Display) -> StoreError {
+    StoreError::backend(format!("postgres: {message}"))
+}
+
+fn unsigned(value: i64, what: &str) -> Result<u64, StoreError> {
+    u64::try_from(value).map_err(|_| corrupt(format!("{what} {value} is negative")))
+}
+
+/// A checked (<= SEQUENCE_MAX) u64 as bigint.
+fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn valid_schema_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z' | b'_'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+        && name.len() <= PG_SCHEMA_NAME_BYTES_MAX
+}
+
+/// One PostgreSQL connection bound to one schema.
+#[derive(Clone)]
+pub struct PgStore {
+    client: Arc<Mutex<Client>>,
+    schema: String,
+}
+
+impl PgStore {
+    /// Connects to `url` and uses (creating if needed) `schema`, which must match
+    /// `[a-z_][a-z0-9_]*` and be at most [`PG_SCHEMA_NAME_BYTES_MAX`] bytes. Must be
+    /// called inside a tokio runtime.
+    pub async fn connect(url: &str, schema: &str) -> Result<PgStore, StoreError> {
+        if !valid_schema_name(schema) {
+            return Err(StoreError::invalid(format!(
+                "schema name {schema:?} must match [a-z_][a-z0-9_]{{0,62}}"
+            )));
+        }
+        let (mut client, connection) =
+            tokio_postgres::connect(url, NoTls).await.map_err(backend)?;
+        tokio::spawn(async move {
+            // The driver task ends when the client is dropped or the connection fails;
+            // a failure surfaces as an error on the next call.
+            let _ = connection.await;
+        });
+        // The schema name was validated above, so it is safe to splice.
+        client
+            .batch_execute(&format!("SET search_path TO {schema}"))
+            .await
+            .map_err(backend)?;
+        let tx = client.transaction().await.map_err(backend)?;
+        // Serialise concurrent initialisation of the same schema.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('loom-schema:' || $1::text))",
+            &[&schema],
+        )
+        .await
+        .map_err(backend)?;
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+            .await
+            .map_err(backend)?;
+        tx.batch_execute(SCHEMA).await.map_err(backend)?;
+        let version: Option<i32> = tx
+            .query_one("SELECT MAX(version) FROM loom_schema_version", &[])
+            .await
+            .map_err(backend)?
+            .get(0);
+        match version {
+            None => {
+                tx.execute(
+                    "INSERT INTO loom_schema_version (version) VALUES ($1)",
+                    &[&PG_SCHEMA_VERSION],
+                )
+                .await
+                .map_err(backend)?;
+            }
+            Some(v) if v == PG_SCHEMA_VERSION => {}
+            Some(v) => {
+                return Err(corrupt(format!(
+                    "schema {schema} has version {v}, this build reads {PG_SCHEMA_VERSION}"
+                )))
+            }
+        }
+        tx.commit().await.map_err(backend)?;
+        Ok(PgStore {
+            client: Arc::new(Mutex::new(client)),
+            schema: schema.to_string(),
+        })
+    }
+
+    /// Drops `schema` with everything in it, then connects as [`PgStore::connect`].
+    /// Destroys data: for tests and throwaway environments only.
+    pub async fn connect_fresh(url: &str, schema: &str) -> Result<PgStore, StoreError> {
+        if !valid_schema_name(schema) {
+            return Err(StoreError::invalid(format!(
+                "schema name {schema:?} must match [a-z_][a-z0-9_]{{0,62}}"
+            )));
+        }
+        {
+            let (client, connection) =
+                tokio_postgres::connect(url, NoTls).await.map_err(backend)?;
+            let driver = tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            client
+                .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                .await
+                .map_err(backend)?;
+            drop(client);
+            let _ = driver.await;
+        }
+        PgStore::connect(url, schema).await
+    }
+
+    /// The schema this store uses.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// The EventStore over this connection.
+    pub fn events(&self) -> PgEventStore {
+        PgEventStore { db: self.clone() }
+    }
+
+    /// The SnapshotStore over this connection.
+    pub fn snapshots(&self) -> PgSnapshotStore {
+        PgSnapshotStore { db: self.clone() }
+    }
+
+    /// The ArchiveStore over this connection.
+    pub fn archive(&self) -> PgArchiveStore {
+        PgArchiveStore { db: self.clone() }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Envelope rows
+
+const ENVELOPE_COLUMNS: &str =
+    "event_id, workflow_id, execution_id, event_type, sequence, timestamp_ms, payload, metadata";
+
+fn envelope_from_row(row: &Row) -> Result<EventEnvelope, StoreError> {
+    let metadata: Option<Value> = row.try_get(7).map_err(backend)?;
+    let metadata = match metadata {
+        None => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(other) => {
+            return Err(corrupt(format!(
+                "stored metadata is not an object: {other}"
+            )))
+        }
+    };
+    Ok(EventEnvelope {
+        id: row.try_get(0).map_err(backend)?,
+        workflow_id: row.try_get(1).map_err(backend)?,
+        execution_id: row.try_get(2).map_err(backend)?,
+        event_type: row.try_get(3).map_err(backend)?,
+        sequence: unsigned(row.try_get(4).map_err(backend)?, "sequence")?,
+        timestamp_ms: row.try_get(5).map_err(backend)?,
+        payload: row.try_get(6).map_err(backend)?,
+        metadata,
+    })
+}
+
+async fn insert_envelopes(
+    tx: &Transaction<'_>,
+    table: &str,
+    events: &[EventEnvelope],
+) -> Result<(), StoreError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut ids = Vec::with_capacity(events.len());
+    let mut workflows = Vec::with_capacity(events.len());
+    let mut executions = Vec::with_capacity(events.len());
+    let mut types = Vec::with_capacity(events.len());
+    let mut sequences = Vec::with_capacity(events.len());
+    let mut timestamps = Vec::with_capacity(events.len());
+    let mut payloads = Vec::with_capacity(events.len());
+    let mut metadata = Vec::with_capacity(events.len());
+    for e in events {
+        ids.push(e.id.as_str());
+        workflows.push(e.workflow_id.as_str());
+        executions.push(e.execution_id.as_str());
+        types.push(e.event_type.as_str());
+        sequences.push(signed(e.sequence));
+        timestamps.push(e.timestamp_ms);
+        payloads.push(e.payload.clone());
+        metadata.push(e.metadata.clone().map(Value::Object));
+    }
+    let sql = format!(
+        "INSERT INTO {table} ({ENVELOPE_COLUMNS})
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
+                              $7::jsonb[], $8::jsonb[])"
+    );
+    tx.execute(
+        &sql,
+        &[
+            &ids,
+            &workflows,
+            &executions,
+            &types,
+            &sequences,
+            &timestamps,
+            &payloads,
+            &metadata,
+        ],
+    )
+    .await
+    .map_err(backend)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// EventStore
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Head {
+    live: bool,
+    incarnation: u64,
+    next_sequence: u64,
+    fence: u64,
+}
+
+impl Head {
+    fn anchor(&self) -> Anchor {
+        Anchor {
+            incarnation: self.incarnation,
+            next_sequence: if self.live { self.next_sequence } else { 0 },
+            fence: self.fence,
+        }
+    }
+
+    fn from_row(row: Option<Row>) -> Result<Head, StoreError> {
+        let Some(row) = row else {
+            return Ok(Head::default());
+        };
+        Ok(Head {
+            live: row.try_get(0).map_err(backend)?,
+            incarnation: unsigned(row.try_get(1).map_err(backend)?, "incarnation")?,
+            next_sequence: unsigned(row.try_get(2).map_err(backend)?, "next sequence")?,
+            fence: unsigned(row.try_get(3).map_err(backend)?, "fence")?,
+        })
+    }
+}
+
+/// Reads the head without locking it.
+async fn peek_head(client: &Client, execution_id: &str) -> Result<Head, StoreError> {
+    let row = client
+        .query_opt(
+            "SELECT live, incarnation, next_sequence, fence FROM loom_streams WHERE execution_id = $1",
+            &[&execution_id],
+        )
+        .await
+        .map_err(backend)?;
+    Head::from_row(row)
+}
+
+/// Creates the head row if absent (a tombstone: not live) and locks it for the
+/// transaction.
+async fn lock_head(tx: &Transaction<'_>, execution_id: &str) -> Result<Head, StoreError> {
+    tx.execute(
+        "INSERT INTO loom_streams (execution_id, live, incarnation, next_sequence, fence)
+         VALUES ($1, false, 0, 0, 0) ON CONFLICT (execution_id) DO NOTHING",
+        &[&execution_id],
+    )
+    .await
+    .map_err(backend)?;
+    let row = tx
+        .query_opt(
+            "SELECT live, incarnation, next_sequence, fence FROM loom_streams WHERE execution_id = $1 FOR UPDATE",
+            &[&execution_id],
+        )
+        .await
+        .map_err(backend)?;
+    Head::from_row(row)
+}
+
+/// Writes a validated batch under the locked head, creating the stream if needed.
+async fn write_events(
+    tx: &Transaction<'_>,
+    execution_id: &str,
+    head: Head,
+    events: &[EventEnvelope],
+) -> Result<AppendAck, StoreError> {
+    let first_sequence = if head.live { head.next_sequence } else { 0 };
+    let next_sequence = first_sequence + events.len() as u64;
+    insert_envelopes(tx, "loom_events", events).await?;
+    if head.live {
+        tx.execute(
+            "UPDATE loom_streams SET next_sequence = $2 WHERE execution_id = $1",
+            &[&execution_id, &signed(next_sequence)],
+        )
+        .await
+        .map_err(backend)?;
+    } else {
+        tx.execute(
+            "UPDATE loom_streams SET live = true, incarnation = nextval('loom_incarnation'), next_sequence = $2
+             WHERE execution_id = $1",
+            &[&execution_id, &signed(next_sequence)],
+        )
+        .await
+        .map_err(backend)?;
+    }
+    Ok(AppendAck {
+        first_sequence,
+        next_sequence,
+    })
+}
+
+async fn bump_fence(tx: &Transaction<'_>, execution_id: &str) -> Result<FenceToken, StoreError> {
+    let row = tx
+        .query_one(
+            "UPDATE loom_streams SET fence = fence + 1 WHERE execution_id = $1 RETURNING fence",
+            &[&execution_id],
+        )
+        .await
+        .map_err(backend)?;
+    Ok(FenceToken(unsigned(
+        row.try_get(0).map_err(backend)?,
+        "fence",
+    )?))
+}
+
+/// The PostgreSQL EventStore: every optional method, `storeNow` included.
+#[derive(Clone)]
+pub struct PgEventStore {
+    db: PgStore,
+}
+
+impl EventStore for PgEventStore {
+    fn capabilities(&self) -> EventStoreCapabilities {
+        Capabilities::new(EVENT_STORE_SPI_VERSION, EventStoreMethod::ALL)
+    }
+
+    async fn append(
+        &self,
+        execution_id: &str,
+        expected_next: u64,
+        events: Vec<EventEnvelope>,
+        fence: Option<FenceToken>,
+    ) -> Result<AppendAck, StoreError> {
+        check::append_batch(execution_id, expected_next, &events)?;
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        let head = lock_head(&tx, execution_id).await?;
+        check::fence(head.fence, fence)?;
+        let actual_next = head.anchor().next_sequence;
+        if actual_next != expected_next {
+            return Err(StoreError::conflict(expected_next, actual_next));
+        }
+        let ack = write_events(&tx, execution_id, head, &events).await?;
+        tx.commit().await.map_err(backend)?;
+        Ok(ack)
+    }
+
+    async fn read(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
+        let client = self.db.client.lock().await;
+        let sql = format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM loom_events WHERE execution_id = $1 ORDER BY sequence"
+        );
+        let rows = client
+            .query(&sql, &[&execution_id])
+            .await
+            .map_err(backend)?;
+        rows.iter().map(envelope_from_row).collect()
+    }
+
+    async fn list_executions(&self) -> Result<Vec<String>, StoreError> {
+        let client = self.db.client.lock().await;
+        let rows = client
+            .query(
+                "SELECT execution_id FROM loom_streams WHERE live ORDER BY execution_id",
+                &[],
+            )
+            .await
+            .map_err(backend)?;
+        rows.iter().map(|r| r.try_get(0).map_err(backend)).collect()
+    }
+
+    async fn read_range(
+        &self,
+        execution_id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<EventEnvelope>, StoreError> {
+        if from > to {
+            return Err(StoreError::invalid(format!(
+                "readRange from {from} > to {to}"
+            )));
+        }
+        let (from, to) = (signed(from), signed(to));
+        let client = self.db.client.lock().await;
+        let sql = format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM loom_events WHERE execution_id = $1 AND sequence BETWEEN $2 AND $3
+             ORDER BY sequence"
+        );
+        let rows = client
+            .query(&sql, &[&execution_id, &from, &to])
+            .await
+            .map_err(backend)?;
+        rows.iter().map(envelope_from_row).collect()
+    }
+
+    async fn acquire_fence(&self, execution_id: &str) -> Result<FenceToken, StoreError> {
+        check::id("execution id", execution_id)?;
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        lock_head(&tx, execution_id).await?;
+        let token = bump_fence(&tx, execution_id).await?;
+        tx.commit().await.map_err(backend)?;
+        Ok(token)
+    }
+
+    async fn acquire_fence_if(
+        &self,
+        execution_id: &str,
+        expected_current: Option<FenceToken>,
+    ) -> Result<FenceToken, StoreError> {
+        check::id("execution id", execution_id)?;
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        let current = lock_head(&tx, execution_id).await?.fence;
+        let current = (current != 0).then_some(current);
+        if current != expected_current.map(|t| t.0) {
+            return Err(StoreError::fence_conflict(
+                expected_current.map(|t| t.0),
+                current,
+            ));
+        }
+        let token = bump_fence(&tx, execution_id).await?;
+        tx.commit().await.map_err(backend)?;
+        Ok(token)
+    }
+
+    async fn observe(&self, execution_id: &str) -> Result<Anchor, StoreError> {
+        let client = self.db.client.lock().await;
+        Ok(peek_head(&client, execution_id).await?.anchor())
+    }
+
+    async fn append_if_unchanged(
+        &self,
+        execution_id: &str,
+        anchor: Anchor,
+        events: Vec<EventEnvelope>,
+    ) -> Result<AppendAck, StoreError> {
+        check::append_batch(execution_id, anchor.next_sequence, &events)?;
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        let head = lock_head(&tx, execution_id).await?;
+        let current = head.anchor();
+        if current != anchor {
+            return Err(StoreError::anchor_changed(format!(
+                "observed {anchor:?}, the stream is now {current:?}"
+            )));
+        }
+        let ack = write_events(&tx, execution_id, head, &events).await?;
+        tx.commit().await.map_err(backend)?;
+        Ok(ack)
+    }
+
+    async fn store_now(&self) -> Result<i64, StoreError> {
+        let client = self.db.client.lock().await;
+        let row = client
+            .query_one(
+                "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint",
+                &[],
+            )
+            .await
+            .map_err(backend)?;
+        row.try_get(0).map_err(backend)
+    }
+
+    async fn sealing_capability(&self) -> Result<Option<SealingCapability>, StoreError> {
+        Ok(None)
+    }
+
+    async fn delete_through(&self, execution_id: &str, through: u64) -> Result<u64, StoreError> {
+        check::sequence("through", through)?;
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        let row = tx
+            .query_opt(
+                "SELECT live FROM loom_streams WHERE execution_id = $1 FOR UPDATE",
+                &[&execution_id],
+            )
+            .await
+            .map_err(backend)?;
+        let live: bool = match row {
+            Some(r) => r.try_get(0).map_err(backend)?,
+            None => false,
+        };
+        if !live {
+            return Err(StoreError::not_found(format!(
+                "no execution {execution_id:?}"
+            )));
+        }
+        let n = tx
+            .execute(
+                "DELETE FROM loom_events WHERE execution_id = $1 AND sequence <= $2",
+                &[&execution_id, &signed(through)],
+            )
+            .await
+            .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(n)
+    }
+
+    async fn copy_prefix(
+        &self,
+        source: &str,
+        target: &str,
+        through: u64,
+    ) -> Result<AppendAck, StoreError> {
+        check::id("source execution id", source)?;
+        check::id("target execution id", target)?;
+        check::sequence("through", through)?;
+        if source == target {
+            return Err(StoreError::invalid(
+                "copyPrefix source and target are the same execution",
+            ));
+        }
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        // Lock both heads in id order so two opposite copies cannot deadlock.
+        let (src, dst) = if source < target {
+            let s = lock_head(&tx, source).await?;
+            (s, lock_head(&tx, target).await?)
+        } else {
+            let d = lock_head(&tx, target).await?;
+            (lock_head(&tx, source).await?, d)
+        };
+        if !src.live {
+            return Err(StoreError::not_found(format!("no execution {source:?}")));
+        }
+        let has_zero: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM loom_events WHERE execution_id = $1 AND sequence = 0)",
+                &[&source],
+            )
+            .await
+            .map_err(backend)?
+            .try_get(0)
+            .map_err(backend)?;
+        if !has_zero {
+            return Err(StoreError::invalid(
+                "the source no longer holds sequence 0 (compacted)",
+            ));
+        }
+        if through >= src.next_sequence {
+            return Err(StoreError::invalid(format!(
+                "through {through} is past the source's head ({})",
+                src.next_sequence
+            )));
+        }
+        if dst.live {
+            return Err(StoreError::conflict(0, dst.next_sequence));
+        }
+        tx.execute(
+            &format!(
+                "INSERT INTO loom_events ({ENVELOPE_COLUMNS})
+                 SELECT event_id, workflow_id, $2, event_type, sequence, timestamp_ms, payload, metadata
+                 FROM loom_events WHERE execution_id = $1 AND sequence <= $3"
+            ),
+            &[&source, &target, &signed(through)],
+        )
+        .await
+        .map_err(backend)?;
+        let next_sequence = through + 1;
+        tx.execute(
+            "UPDATE loom_streams SET live = true, incarnation = nextval('loom_incarnation'), next_sequence = $2
+             WHERE execution_id = $1",
+            &[&target, &signed(next_sequence)],
+        )
+        .await
+        .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(AppendAck {
+            first_sequence: 0,
+            next_sequence,
+        })
+    }
+
+    async fn delete_execution(&self, execution_id: &str) -> Result<bool, StoreError> {
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        let row = tx
+            .query_opt(
+                "SELECT live FROM loom_streams WHERE execution_id = $1 FOR UPDATE",
+                &[&execution_id],
+            )
+            .await
+            .map_err(backend)?;
+        let live: bool = match row {
+            Some(r) => r.try_get(0).map_err(backend)?,
+            None => false,
+        };
+        if !live {
+            return Ok(false);
+        }
+        tx.execute(
+            "DELETE FROM loom_events WHERE execution_id = $1",
+            &[&execution_id],
+        )
+        .await
+        .map_err(backend)?;
+        tx.execute(
+            "UPDATE loom_streams SET live = false, next_sequence = 0 WHERE execution_id = $1",
+            &[&execution_id],
+        )
+        .await
+        .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(true)
+    }
+
+    async fn list_executions_page(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        check::page_limit(limit)?;
+        let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+        let client = self.db.client.lock().await;
+        let rows = client
+            .query(
+                "SELECT execution_id FROM loom_streams WHERE live AND ($1::text IS NULL OR execution_id > $1)
+                 ORDER BY execution_id LIMIT $2",
+                &[&cursor, &fetch],
+            )
+            .await
+            .map_err(backend)?;
+        let mut ids = rows
+            .iter()
+            .map(|r| r.try_get(0).map_err(backend))
+            .collect::<Result<Vec<String>, _>>()?;
+        let more = ids.len() > limit;
+        ids.truncate(limit);
+        let next_cursor = if more { ids.last().cloned() } else { None };
+        Ok(Page { ids, next_cursor })
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// SnapshotStore
+
+/// The PostgreSQL SnapshotStore (every optional method; states as `jsonb`).
+#[derive(Clone)]
+pub struct PgSnapshotStore {
+    db: PgStore,
+}
+
+fn snapshot_from_row(row: &Row) -> Result<SnapshotRecord, StoreError> {
+    Ok(SnapshotRecord {
+        schema_version: row.try_get(0).map_err(backend)?,
+        sequence: unsigned(row.try_get(1).map_err(backend)?, "snapshot sequence")?,
+        state: row.try_get(2).map_err(backend)?,
+    })
+}
+
+impl SnapshotStore for PgSnapshotStore {
+    fn capabilities(&self) -> SnapshotStoreCapabilities {
+        Capabilities::new(SNAPSHOT_STORE_SPI_VERSION, SnapshotStoreMethod::ALL)
+    }
+
+    async fn save(&self, execution_id: &str, record: SnapshotRecord) -> Result<(), StoreError> {
+        check::id("execution id", execution_id)?;
+        check::sequence("snapshot sequence", record.sequence)?;
+        let client = self.db.client.lock().await;
+        client
+            .execute(
+                "INSERT INTO loom_snapshots (execution_id, sequence, schema_version, state) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (execution_id, sequence) DO UPDATE
+                 SET schema_version = EXCLUDED.schema_version, state = EXCLUDED.state",
+                &[&execution_id, &signed(record.sequence), &record.schema_version, &record.state],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn load_latest(&self, execution_id: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+        let client = self.db.client.lock().await;
+        let row = client
+            .query_opt(
+                "SELECT schema_version, sequence, state FROM loom_snapshots WHERE execution_id = $1
+                 ORDER BY sequence DESC LIMIT 1",
+                &[&execution_id],
+            )
+            .await
+            .map_err(backend)?;
+        row.as_ref().map(snapshot_from_row).transpose()
+    }
+
+    async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
+        let client = self.db.client.lock().await;
+        client
+            .execute(
+                "DELETE FROM loom_snapshots WHERE execution_id = $1",
+                &[&execution_id],
+            )
+            .await
+            .map_err(backend)
+    }
+
+    async fn load_latest_sealed(
+        &self,
+        execution_id: &str,
+    ) -> Result<Option<SnapshotRecord>, StoreError> {
+        self.load_latest(execution_id).await
+    }
+
+    async fn prune_snapshots(
+        &self,
+        execution_id: &str,
+        through_sequence: u64,
+    ) -> Result<u64, StoreError> {
+        check::sequence("through", through_sequence)?;
+        let client = self.db.client.lock().await;
+        client
+            .execute(
+                "DELETE FROM loom_snapshots WHERE execution_id = $1 AND sequence <= $2",
+                &[&execution_id, &signed(through_sequence)],
+            )
+            .await
+            .map_err(backend)
+    }
+
+    async fn list_sequences(&self, execution_id: &str) -> Result<Vec<u64>, StoreError> {
+        let client = self.db.client.lock().await;
+        let rows = client
+            .query(
+                "SELECT sequence FROM loom_snapshots WHERE execution_id = $1 ORDER BY sequence",
+                &[&execution_id],
+            )
+            .await
+            .map_err(backend)?;
+        rows.iter()
+            .map(|r| unsigned(r.try_get(0).map_err(backend)?, "snapshot sequence"))
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// ArchiveStore
+
+/// The PostgreSQL ArchiveStore (every optional method; envelopes as `jsonb`).
+#[derive(Clone)]
+pub struct PgArchiveStore {
+    db: PgStore,
+}
+
+/// Serialises archive writers of one execution (across connections) for the transaction.
+async fn lock_archive(
+    tx: &Transaction<'_>,
+    schema: &str,
+    execution_id: &str,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('loom-archive:' || $1::text || ':' || $2::text))",
+        &[&schema, &execution_id],
+    )
+    .await
+    .map_err(backend)?;
+    Ok(())
+}
+
+impl ArchiveStore for PgArchiveStore {
+    fn capabilities(&self) -> ArchiveStoreCapabilities {
+        Capabilities::new(ARCHIVE_STORE_SPI_VERSION, ArchiveStoreMethod::ALL)
+    }
+
+    async fn archive(
+        &self,
+        execution_id: &str,
+        envelopes: Vec<EventEnvelope>,
+    ) -> Result<u64, StoreError> {
+        check::archive_batch(execution_id, &envelopes)?;
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        lock_archive(&tx, &self.db.schema, execution_id).await?;
+        let wanted: Vec<i64> = envelopes.iter().map(|e| signed(e.sequence)).collect();
+        let sql = format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM loom_archive WHERE execution_id = $1 AND sequence = ANY($2::bigint[])"
+        );
+        let rows = tx
+            .query(&sql, &[&execution_id, &wanted])
+            .await
+            .map_err(backend)?;
+        let mut existing = BTreeMap::new();
+        for row in &rows {
+            let e = envelope_from_row(row)?;
+            existing.insert(e.sequence, e);
+        }
+        let mut new = Vec::new();
+        for envelope in envelopes {
+            match existing.get(&envelope.sequence) {
+                Some(old) if *old == envelope => {}
+                Some(_) => {
+                    return Err(StoreError::already_exists(format!(
+                        "a different envelope is archived at sequence {}",
+                        envelope.sequence
+                    )))
+                }
+                None => new.push(envelope),
+            }
+        }
+        insert_envelopes(&tx, "loom_archive", &new).await?;
+        tx.commit().await.map_err(backend)?;
+        Ok(new.len() as u64)
+    }
+
+    async fn read_archived(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
+        let client = self.db.client.lock().await;
+        let sql = format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM loom_archive WHERE execution_id = $1 ORDER BY sequence"
+        );
+        let rows = client
+            .query(&sql, &[&execution_id])
+            .await
+            .map_err(backend)?;
+        rows.iter().map(envelope_from_row).collect()
+    }
+
+    async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        lock_archive(&tx, &self.db.schema, execution_id).await?;
+        let n = tx
+            .execute(
+                "DELETE FROM loom_archive WHERE execution_id = $1",
+                &[&execution_id],
+            )
+            .await
+            .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(n)
+    }
+
+    async fn replace_segments(
+        &self,
+        execution_id: &str,
+        envelopes: Vec<EventEnvelope>,
+    ) -> Result<(), StoreError> {
+        check::archive_batch(execution_id, &envelopes)?;
+        let mut client = self.db.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        lock_archive(&tx, &self.db.schema, execution_id).await?;
+        tx.execute(
+            "DELETE FROM loom_archive WHERE execution_id = $1",
+            &[&execution_id],
+        )
+        .await
+        .map_err(backend)?;
+        insert_envelopes(&tx, "loom_archive", &envelopes).await?;
+        tx.commit().await.map_err(backend)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,242 @@
+//! The kits against the PostgreSQL stores (feature `postgres`), plus what only a shared
+//! database can show: database time, `jsonb` key normalisation, and real concurrency
+//! between connections. Each case gets its own schema. With `LOOM_PG_URL` unset every
+//! test prints `skipping: LOOM_PG_URL is unset` and passes.
+#![cfg(feature = "postgres")]
+
+use loom_kernel::spi::{EventStore, EventStoreMethod, StoreErrorKind};
+use loom_stores::postgres::PgStore;
+use loom_stores::testkit::{envelope, events, join_all};
+use loom_stores::SystemClock;
+
+/// The database URL, or `None` after printing the skip notice.
+fn url() -> Option<String> {
+    match std::env::var("LOOM_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            println!("skipping: LOOM_PG_URL is unset");
+            None
+        }
+    }
+}
+
+/// A schema name for a case: `lt_` + the sanitised name, cut to fit, + a 32-bit
+/// FNV-1a hash of the full name so cut names stay distinct.
+fn schema_for(case: &str) -> String {
+    let mut hash: u32 = 0x811c9dc5;
+    for b in case.bytes() {
+        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    let clean: String = case
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect();
+    format!("lt_{clean}_{hash:08x}")
+}
+
+async fn pg(case: &str) -> Option<PgStore> {
+    let url = url()?;
+    Some(
+        PgStore::connect_fresh(&url, &schema_for(case))
+            .await
+            .unwrap_or_else(|e| panic!("connect to {url}: {e}")),
+    )
+}
+
+mod events_kit {
+    use super::*;
+    loom_stores::event_store_kit!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.events())
+    });
+}
+
+mod snapshots_kit {
+    use super::*;
+    loom_stores::snapshot_store_kit!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.snapshots())
+    });
+}
+
+mod archive_kit {
+    use super::*;
+    loom_stores::archive_store_kit!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.archive())
+    });
+}
+
+/// Postgres claims `storeNow` and reports database time: within a minute of this
+/// machine's clock, since the database runs here (SPI-08).
+#[tokio::test]
+async fn spi_08_pg_store_now_is_database_time() {
+    let Some(db) = pg("spi_08_store_now").await else {
+        return;
+    };
+    let store = db.events();
+    assert!(store.capabilities().claims(EventStoreMethod::StoreNow));
+    let db_now = store.store_now().await.unwrap();
+    let local = loom_kernel::spi::Clock::now_ms(&SystemClock);
+    assert!(
+        (db_now - local).abs() < 60_000,
+        "database time {db_now} vs local {local}"
+    );
+}
+
+/// `jsonb` reorders keys (shorter first) so the stored bytes differ from the appended
+/// ones, yet every value survives: the kernel must not depend on key order.
+#[tokio::test]
+async fn pg_jsonb_normalises_key_order_but_values_survive() {
+    let Some(url) = url() else { return };
+    let schema = schema_for("pg_jsonb_key_order");
+    let db = PgStore::connect_fresh(&url, &schema).await.unwrap();
+    let store = db.events();
+    let payload = serde_json::json!({ "zeta": 1, "alpha": 2, "_decisions": { "10": "b", "9": "a" }, "b": [3, 1] });
+    let e = envelope("jsonb", 0, "DECISION_RECORDED", payload.clone());
+    store
+        .append("jsonb", 0, vec![e.clone()], None)
+        .await
+        .unwrap();
+    assert_eq!(store.read("jsonb").await.unwrap(), vec![e]);
+
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let row = client
+        .query_one(
+            &format!("SELECT payload::text FROM {schema}.loom_events"),
+            &[],
+        )
+        .await
+        .unwrap();
+    let stored: String = row.get(0);
+    let keys: Vec<usize> = ["\"b\"", "\"zeta\"", "\"alpha\"", "\"_decisions\""]
+        .iter()
+        .map(|k| {
+            stored
+                .find(k)
+                .unwrap_or_else(|| panic!("{k} missing from {stored}"))
+        })
+        .collect();
+    assert!(
+        keys.windows(2).all(|w| w[0] < w[1]),
+        "jsonb key order (shorter first) not observed: {stored}"
+    );
+}
+
+/// Several connections append to one execution at once, each retrying on conflict:
+/// the log ends gapless, holding every batch whole and exactly once (SPI-23).
+#[tokio::test]
+async fn spi_23_pg_concurrent_appenders_across_connections() {
+    let Some(url) = url() else { return };
+    let schema = schema_for("spi_23_pg_concurrent");
+    let first = PgStore::connect_fresh(&url, &schema).await.unwrap();
+    let mut stores = vec![first.events()];
+    for _ in 0..3 {
+        stores.push(PgStore::connect(&url, &schema).await.unwrap().events());
+    }
+    let id = "race";
+    let writers = stores.iter().enumerate().map(|(w, store)| async move {
+        let mut appended = 0;
+        let mut attempts = 0;
+        while appended < 5 && attempts < 1_000 {
+            attempts += 1;
+            let next = store.read(id).await.unwrap().len() as u64;
+            let batch = events(id, next, 2, &format!("w{w}-{appended}"));
+            match store.append(id, next, batch, None).await {
+                Ok(_) => appended += 1,
+                Err(e) if matches!(e.kind, StoreErrorKind::Conflict { .. }) => {}
+                Err(e) => panic!("writer {w}: {e}"),
+            }
+        }
+        appended
+    });
+    let counts = join_all(writers.collect()).await;
+    assert_eq!(counts, vec![5; stores.len()]);
+    let log = stores[0].read(id).await.unwrap();
+    assert_eq!(log.len(), 2 * 5 * stores.len());
+    for (i, e) in log.iter().enumerate() {
+        assert_eq!(e.sequence, i as u64, "gap or reorder at {i}");
+    }
+    for pair in log.chunks(2) {
+        let tag = |e: &loom_kernel::EventEnvelope| e.payload["output"]["tag"].clone();
+        assert_eq!(tag(&pair[0]), tag(&pair[1]), "a batch was split");
+    }
+}
+
+/// `deleteThrough` on one connection while another appends: no event `<= through`
+/// remains and every append survives (SPI-09).
+#[tokio::test]
+async fn spi_09_pg_delete_through_races_appenders_across_connections() {
+    let Some(url) = url() else { return };
+    let schema = schema_for("spi_09_pg_race");
+    let a = PgStore::connect_fresh(&url, &schema)
+        .await
+        .unwrap()
+        .events();
+    let b = PgStore::connect(&url, &schema).await.unwrap().events();
+    a.append("x", 0, events("x", 0, 50, "old"), None)
+        .await
+        .unwrap();
+    let appender = async {
+        for k in 0..20u64 {
+            b.append("x", 50 + k, events("x", 50 + k, 1, "new"), None)
+                .await
+                .unwrap();
+        }
+    };
+    let deleter = async { a.delete_through("x", 49).await.unwrap() };
+    let ((), deleted) = tokio::join!(appender, deleter);
+    assert_eq!(deleted, 50);
+    let log = a.read("x").await.unwrap();
+    assert_eq!(
+        log.iter().map(|e| e.sequence).collect::<Vec<_>>(),
+        (50..70).collect::<Vec<_>>()
+    );
+}
+
+/// A zombie on one connection is fenced out by a new holder on another (PLACE-05).
+#[tokio::test]
+async fn place_05_pg_zombie_on_another_connection_is_fenced() {
+    let Some(url) = url() else { return };
+    let schema = schema_for("place_05_pg_zombie");
+    let zombie = PgStore::connect_fresh(&url, &schema)
+        .await
+        .unwrap()
+        .events();
+    let fresh = PgStore::connect(&url, &schema).await.unwrap().events();
+    let old = zombie.acquire_fence("e").await.unwrap();
+    zombie
+        .append("e", 0, events("e", 0, 1, "a"), Some(old))
+        .await
+        .unwrap();
+    let new = fresh.acquire_fence("e").await.unwrap();
+    let err = zombie
+        .append("e", 1, events("e", 1, 1, "zombie"), Some(old))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.kind,
+        StoreErrorKind::Fenced {
+            presented: Some(old.0),
+            current: new.0
+        }
+    );
+    assert_eq!(fresh.read("e").await.unwrap(), events("e", 0, 1, "a"));
+}
+
+/// A schema name that could inject SQL is refused before connecting.
+#[tokio::test]
+async fn pg_schema_name_is_validated() {
+    let err = PgStore::connect("postgres://invalid", "x; DROP TABLE y")
+        .await
+        .err()
+        .expect("must refuse");
+    assert_eq!(err.kind.name(), "invalid-argument");
+}
