@@ -105,3 +105,70 @@ fn spi_03_memory_store_claims_every_optional_method() {
         ]
     );
 }
+
+/// A store that claims every optional method but implements none, and ignores fences:
+/// the kit must catch both lies (the cases are not vacuous).
+struct Liar(MemoryEventStore);
+
+impl EventStore for Liar {
+    fn capabilities(&self) -> loom_kernel::spi::EventStoreCapabilities {
+        loom_kernel::spi::Capabilities::new(
+            loom_kernel::versions::EVENT_STORE_SPI_VERSION,
+            loom_kernel::spi::EventStoreMethod::ALL,
+        )
+    }
+
+    async fn append(
+        &self,
+        execution_id: &str,
+        expected_next: u64,
+        events: Vec<loom_kernel::EventEnvelope>,
+        _fence: Option<loom_kernel::spi::FenceToken>,
+    ) -> Result<loom_kernel::spi::AppendAck, loom_kernel::spi::StoreError> {
+        // Drops the fence: a zombie's append goes through.
+        self.0
+            .append(execution_id, expected_next, events, None)
+            .await
+    }
+
+    async fn read(
+        &self,
+        execution_id: &str,
+    ) -> Result<Vec<loom_kernel::EventEnvelope>, loom_kernel::spi::StoreError> {
+        self.0.read(execution_id).await
+    }
+
+    async fn list_executions(&self) -> Result<Vec<String>, loom_kernel::spi::StoreError> {
+        self.0.list_executions().await
+    }
+
+    async fn acquire_fence(
+        &self,
+        _execution_id: &str,
+    ) -> Result<loom_kernel::spi::FenceToken, loom_kernel::spi::StoreError> {
+        Ok(loom_kernel::spi::FenceToken(1))
+    }
+}
+
+#[tokio::test]
+async fn spi_02_kit_catches_claims_without_behaviour() {
+    let liar = Liar(MemoryEventStore::new());
+    let verdict = loom_stores::testkit::event_store::spi_02_claims_match_behaviour(&liar).await;
+    assert!(
+        verdict.is_err(),
+        "the probe case passed a store that claims unimplemented methods"
+    );
+    let verdict =
+        loom_stores::testkit::event_store::place_05_zombie_append_after_new_fence_is_refused(&liar)
+            .await;
+    assert!(
+        verdict.is_err(),
+        "the fencing case passed a store that ignores fences"
+    );
+    let verdict =
+        loom_stores::testkit::event_store::spi_04_fence_tokens_strictly_increase(&liar).await;
+    assert!(
+        verdict.is_err(),
+        "the token case passed a store whose tokens do not increase"
+    );
+}
