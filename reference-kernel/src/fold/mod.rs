@@ -18,6 +18,11 @@
 mod handlers;
 pub mod state;
 
+/// Constants the handlers define that other kernel modules share.
+pub mod handlers_api {
+    pub use super::handlers::RESOURCE_DIMENSIONS;
+}
+
 pub use state::{keys, DecisionMap, ExecutionState, Frame, FrameStatus, Status, Variables};
 
 use crate::envelope::EventEnvelope;
