@@ -135,3 +135,8 @@ impl std::fmt::Display for SemVer {
         write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
     }
 }
+
+/// Historical (EVENT_SCHEMA_VERSION, KERNEL_ABI_VERSION) pairs the spec states. Typed
+/// failures (EVENT_SCHEMA 1.17.0) shipped with KERNEL_ABI 1.1.0 unchanged (ABI-08);
+/// the current pair is last.
+pub const ABI_HISTORY: [(&str, &str); 2] = [("1.17.0", "1.1.0"), (EVENT_SCHEMA_VERSION, KERNEL_ABI_VERSION)];
