@@ -1,2 +1,53 @@
-//! The `loom` command line.
-fn main() {}
+//! The `loom` command line: the one binary that wires the reference kernel, the rule
+//! catalogue, the conformance kits and the reports together.
+//!
+//! Every subcommand is a thin shell over a library crate; the CLI owns argument
+//! parsing, progress output, exit codes and where files go, nothing else.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Loom Conformance: prove an implementation of the Loom durable-execution kernel
+/// conforms to the specification, rule by rule.
+#[derive(Parser)]
+#[command(name = "loom", version, about, long_about = None, propagate_version = true)]
+#[command(
+    after_help = "Start with `loom check`: it runs every part against the embedded default \
+(the reference kernel and the SQLite store) and writes a report under target/loom/reports/."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every conformance part and write a report (the main job).
+    Check(cli::check::CheckArgs),
+    /// Fold an event log and print the canonical state.
+    Fold(cli::fold_cmd::FoldArgs),
+    /// Check an event log: envelopes, sequences, and fold(snapshot_k, tail) == fold(all) at every k.
+    VerifyLog(cli::fold_cmd::VerifyLogArgs),
+    /// Print the kernel manifest: every contract version, the syscalls, limits and event kinds.
+    KernelManifest(cli::manifest::ManifestArgs),
+    /// Check a deployment's declared versions against this kernel (a deployment gate).
+    Compat(cli::manifest::CompatArgs),
+    /// Merge and re-render conformance reports.
+    #[command(subcommand)]
+    Report(cli::report_cmd::ReportCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Check(args) => cli::check::run(args),
+        Command::Fold(args) => cli::fold_cmd::fold(args),
+        Command::VerifyLog(args) => cli::fold_cmd::verify_log(args),
+        Command::KernelManifest(args) => cli::manifest::manifest(args),
+        Command::Compat(args) => cli::manifest::compat(args),
+        Command::Report(cmd) => cli::report_cmd::run(cmd),
+    };
+    ExitCode::from(code)
+}
