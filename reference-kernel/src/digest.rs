@@ -50,7 +50,10 @@ pub fn sha256_flow_hash(flow: &Value) -> String {
 
 /// The legacy `fnv1a:<16 hex>` flow hash over the canonical JSON of a flow definition.
 pub fn fnv1a_flow_hash(flow: &Value) -> String {
-    format!("fnv1a:{}", fnv1a64_hex(&crate::canonical::canonical_json(flow)))
+    format!(
+        "fnv1a:{}",
+        fnv1a64_hex(&crate::canonical::canonical_json(flow))
+    )
 }
 
 /// Lowercase hex sha256 of bytes.
@@ -66,7 +69,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// Whether a recorded flow hash is well-formed: `sha256:` + 64 hex or `fnv1a:` + 16 hex
 /// (FOLD-34: a recorded `fnv1a:` value stays valid forever).
 pub fn is_valid_flow_hash(text: &str) -> bool {
-    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+    let hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    };
     if let Some(rest) = text.strip_prefix("sha256:") {
         hex(rest, 64)
     } else if let Some(rest) = text.strip_prefix("fnv1a:") {

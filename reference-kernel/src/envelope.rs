@@ -61,14 +61,23 @@ impl EventEnvelope {
 
     /// Decodes one envelope from a JSON value, naming `index` in any error.
     pub fn from_value(value: &Value, index: usize) -> Result<EventEnvelope, EnvelopeError> {
-        let text = serde_json::to_string(value).map_err(|e| EnvelopeError::syntax(index, e.to_string()))?;
+        let text = serde_json::to_string(value)
+            .map_err(|e| EnvelopeError::syntax(index, e.to_string()))?;
         decode_one(&text, index)
     }
 }
 
 /// The fields of an envelope, in wire order.
-pub const ENVELOPE_FIELDS: [&str; 8] =
-    ["id", "workflowId", "executionId", "eventType", "sequence", "timestamp", "payload", "metadata"];
+pub const ENVELOPE_FIELDS: [&str; 8] = [
+    "id",
+    "workflowId",
+    "executionId",
+    "eventType",
+    "sequence",
+    "timestamp",
+    "payload",
+    "metadata",
+];
 
 impl Serialize for EventEnvelope {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -101,7 +110,11 @@ pub struct EnvelopeError {
 
 impl EnvelopeError {
     fn syntax(index: usize, problem: String) -> Self {
-        EnvelopeError { index: Some(index), field: None, problem }
+        EnvelopeError {
+            index: Some(index),
+            field: None,
+            problem,
+        }
     }
 
     /// A one-line hint at the fix, for CLI output.
@@ -157,10 +170,18 @@ fn decode_lines(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
 pub fn decode_one(text: &str, index: usize) -> Result<EventEnvelope, EnvelopeError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let slot = std::cell::RefCell::new(None);
-    let seed = EnvelopeSeed { index, error: &slot };
-    match seed.deserialize(&mut de).and_then(|env| de.end().map(|_| env)) {
+    let seed = EnvelopeSeed {
+        index,
+        error: &slot,
+    };
+    match seed
+        .deserialize(&mut de)
+        .and_then(|env| de.end().map(|_| env))
+    {
         Ok(env) => Ok(env),
-        Err(e) => Err(slot.into_inner().unwrap_or_else(|| EnvelopeError::syntax(index, e.to_string()))),
+        Err(e) => Err(slot
+            .into_inner()
+            .unwrap_or_else(|| EnvelopeError::syntax(index, e.to_string()))),
     }
 }
 
@@ -168,8 +189,13 @@ fn decode_array(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
     let slot = std::cell::RefCell::new(None);
     let counter = std::cell::Cell::new(0usize);
     let mut de = serde_json::Deserializer::from_str(text);
-    let visitor = LogVisitor { error: &slot, counter: &counter };
-    let result = de.deserialize_seq(visitor).and_then(|v| de.end().map(|_| v));
+    let visitor = LogVisitor {
+        error: &slot,
+        counter: &counter,
+    };
+    let result = de
+        .deserialize_seq(visitor)
+        .and_then(|v| de.end().map(|_| v));
     match result {
         Ok(v) => Ok(v),
         Err(e) => Err(slot.into_inner().unwrap_or_else(|| EnvelopeError {
@@ -195,7 +221,10 @@ impl<'de> Visitor<'de> for LogVisitor<'_> {
         loop {
             let index = out.len();
             self.counter.set(index);
-            match seq.next_element_seed(EnvelopeSeed { index, error: self.error })? {
+            match seq.next_element_seed(EnvelopeSeed {
+                index,
+                error: self.error,
+            })? {
                 Some(env) => out.push(env),
                 None => return Ok(out),
             }
@@ -211,7 +240,10 @@ struct EnvelopeSeed<'a> {
 impl<'de> DeserializeSeed<'de> for EnvelopeSeed<'_> {
     type Value = EventEnvelope;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<EventEnvelope, D::Error> {
-        d.deserialize_map(EnvelopeVisitor { index: self.index, error: self.error })
+        d.deserialize_map(EnvelopeVisitor {
+            index: self.index,
+            error: self.error,
+        })
     }
 }
 
@@ -222,7 +254,11 @@ struct EnvelopeVisitor<'a> {
 
 impl EnvelopeVisitor<'_> {
     fn fail<E: de::Error>(&self, field: Option<&str>, problem: String) -> E {
-        let err = EnvelopeError { index: Some(self.index), field: field.map(str::to_owned), problem };
+        let err = EnvelopeError {
+            index: Some(self.index),
+            field: field.map(str::to_owned),
+            problem,
+        };
         let msg = err.to_string();
         *self.error.borrow_mut() = Some(err);
         E::custom(msg)
@@ -268,11 +304,20 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
                     let v: Value = map.next_value()?;
                     match v {
                         Value::String(s) => *slot = Some(s),
-                        other => return Err(self.fail(Some(&key), format!("expected a string, found {}", kind(&other)))),
+                        other => {
+                            return Err(self.fail(
+                                Some(&key),
+                                format!("expected a string, found {}", kind(&other)),
+                            ))
+                        }
                     }
                 }
                 "sequence" | "timestamp" => {
-                    let present = if key == "sequence" { sequence.is_some() } else { timestamp.is_some() };
+                    let present = if key == "sequence" {
+                        sequence.is_some()
+                    } else {
+                        timestamp.is_some()
+                    };
                     if present {
                         return Err(self.fail(Some(&key), "appears twice".into()));
                     }
@@ -280,12 +325,25 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
                     if key == "sequence" {
                         match v.as_u64() {
                             Some(n) => sequence = Some(n),
-                            None => return Err(self.fail(Some("sequence"), format!("expected a non-negative integer, found {}", show(&v)))),
+                            None => {
+                                return Err(self.fail(
+                                    Some("sequence"),
+                                    format!("expected a non-negative integer, found {}", show(&v)),
+                                ))
+                            }
                         }
                     } else {
                         match v.as_i64() {
                             Some(n) => timestamp = Some(n),
-                            None => return Err(self.fail(Some("timestamp"), format!("expected integer epoch milliseconds, found {}", show(&v)))),
+                            None => {
+                                return Err(self.fail(
+                                    Some("timestamp"),
+                                    format!(
+                                        "expected integer epoch milliseconds, found {}",
+                                        show(&v)
+                                    ),
+                                ))
+                            }
                         }
                     }
                 }
@@ -302,11 +360,22 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
                     seen_metadata = true;
                     match map.next_value::<Value>()? {
                         Value::Object(m) => metadata = Some(m),
-                        other => return Err(self.fail(Some("metadata"), format!("expected an object, found {}", kind(&other)))),
+                        other => {
+                            return Err(self.fail(
+                                Some("metadata"),
+                                format!("expected an object, found {}", kind(&other)),
+                            ))
+                        }
                     }
                 }
                 other => {
-                    return Err(self.fail(Some(other), format!("unknown envelope field `{other}` (allowed: {})", ENVELOPE_FIELDS.join(", "))));
+                    return Err(self.fail(
+                        Some(other),
+                        format!(
+                            "unknown envelope field `{other}` (allowed: {})",
+                            ENVELOPE_FIELDS.join(", ")
+                        ),
+                    ));
                 }
             }
         }
@@ -331,7 +400,11 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
 impl<'de> Deserialize<'de> for EventEnvelope {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let slot = std::cell::RefCell::new(None);
-        EnvelopeSeed { index: 0, error: &slot }.deserialize(d)
+        EnvelopeSeed {
+            index: 0,
+            error: &slot,
+        }
+        .deserialize(d)
     }
 }
 
@@ -356,20 +429,28 @@ fn show(v: &Value) -> String {
 /// Checks that a log is one execution's, with sequences 0, 1, 2, … in order.
 /// The first violation is returned, naming its index.
 pub fn check_sequences(events: &[EventEnvelope]) -> Result<(), EnvelopeError> {
-    let Some(first) = events.first() else { return Ok(()) };
+    let Some(first) = events.first() else {
+        return Ok(());
+    };
     for (i, e) in events.iter().enumerate() {
         if e.execution_id != first.execution_id {
             return Err(EnvelopeError {
                 index: Some(i),
                 field: Some("executionId".into()),
-                problem: format!("`{}` differs from the log's execution `{}`", e.execution_id, first.execution_id),
+                problem: format!(
+                    "`{}` differs from the log's execution `{}`",
+                    e.execution_id, first.execution_id
+                ),
             });
         }
         if e.sequence != i as u64 {
             return Err(EnvelopeError {
                 index: Some(i),
                 field: Some("sequence".into()),
-                problem: format!("expected sequence {i} (gapless from 0), found {}", e.sequence),
+                problem: format!(
+                    "expected sequence {i} (gapless from 0), found {}",
+                    e.sequence
+                ),
             });
         }
     }

@@ -30,6 +30,9 @@ pub mod versions;
 
 pub use canonical::{canonical_json, canonical_string};
 pub use envelope::{decode_log, EnvelopeError, EventEnvelope};
-pub use fold::{fold, fold_as, fold_from, fold_owned, get_decision, known_event_types, ExecutionState, FoldVersion};
+pub use fold::{
+    fold, fold_as, fold_from, fold_owned, get_decision, known_event_types, ExecutionState,
+    FoldVersion,
+};
 pub use snapshot::{normalize_snapshot_state, SnapshotRecord};
 pub use versions::*;

@@ -24,7 +24,11 @@ pub struct SchemaError {
 
 impl std::fmt::Display for SchemaError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.path.is_empty() { "/" } else { &self.path };
+        let at = if self.path.is_empty() {
+            "/"
+        } else {
+            &self.path
+        };
         write!(f, "at {at}: {}", self.message)
     }
 }
@@ -61,12 +65,18 @@ fn check_at(schema: &Value, at: &str) -> Result<(), SchemaError> {
     let Value::Object(s) = schema else {
         return match schema {
             Value::Bool(_) => Ok(()),
-            _ => Err(SchemaError { path: at.into(), message: "a schema must be an object or a boolean".into() }),
+            _ => Err(SchemaError {
+                path: at.into(),
+                message: "a schema must be an object or a boolean".into(),
+            }),
         };
     };
     for k in s.keys() {
         if !KEYWORDS.contains(&k.as_str()) {
-            return Err(SchemaError { path: at.into(), message: format!("unsupported schema keyword `{k}`") });
+            return Err(SchemaError {
+                path: at.into(),
+                message: format!("unsupported schema keyword `{k}`"),
+            });
         }
     }
     if let Some(Value::Object(props)) = s.get("properties") {
@@ -88,14 +98,21 @@ pub fn parse_value(schema: &Value, value: &Value) -> Result<Value, SchemaError> 
 }
 
 fn fail(path: &str, message: String) -> SchemaError {
-    SchemaError { path: path.to_owned(), message }
+    SchemaError {
+        path: path.to_owned(),
+        message,
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|x| x.fract() == 0.0) => "integer",
+        Value::Number(n)
+            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|x| x.fract() == 0.0) =>
+        {
+            "integer"
+        }
         Value::Number(_) => "number",
         Value::String(_) => "string",
         Value::Array(_) => "array",
@@ -122,7 +139,14 @@ fn parse_at(schema: &Value, value: &Value, path: &str) -> Result<Value, SchemaEr
             _ => vec![],
         };
         if !allowed.iter().any(|a| type_matches(a, value)) {
-            return Err(fail(path, format!("expected {}, found {}", allowed.join(" or "), type_name(value))));
+            return Err(fail(
+                path,
+                format!(
+                    "expected {}, found {}",
+                    allowed.join(" or "),
+                    type_name(value)
+                ),
+            ));
         }
     }
     if let Some(c) = s.get("const") {
@@ -132,7 +156,10 @@ fn parse_at(schema: &Value, value: &Value, path: &str) -> Result<Value, SchemaEr
     }
     if let Some(Value::Array(options)) = s.get("enum") {
         if !options.contains(value) {
-            return Err(fail(path, format!("expected one of {}", Value::Array(options.clone()))));
+            return Err(fail(
+                path,
+                format!("expected one of {}", Value::Array(options.clone())),
+            ));
         }
     }
     if let Some(x) = value.as_f64() {

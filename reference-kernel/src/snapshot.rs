@@ -40,8 +40,16 @@ impl SnapshotRecord {
     }
 
     /// A snapshot written by a fold of `version` (used to reproduce mixed fleets).
-    pub fn capture_as(version: FoldVersion, state: &ExecutionState, sequence: u64) -> SnapshotRecord {
-        SnapshotRecord { schema_version: version.to_string(), sequence, state: state.to_value() }
+    pub fn capture_as(
+        version: FoldVersion,
+        state: &ExecutionState,
+        sequence: u64,
+    ) -> SnapshotRecord {
+        SnapshotRecord {
+            schema_version: version.to_string(),
+            sequence,
+            state: state.to_value(),
+        }
     }
 }
 
@@ -69,10 +77,15 @@ pub fn normalize_snapshot_state(record: &SnapshotRecord) -> Result<ExecutionStat
 
 /// Upgrades a state folded by `written_by` to the current shape, in place.
 pub fn normalize_in_place(state: &mut ExecutionState, written_by: FoldVersion) {
-    if !written_by.has(21) && state.status == Status::Failed && !state.variables.contains(keys::ERROR) {
+    if !written_by.has(21)
+        && state.status == Status::Failed
+        && !state.variables.contains(keys::ERROR)
+    {
         if state.variables.contains(keys::SUSPENDED_ON) {
             state.status = Status::Suspended;
-            state.variables.set(keys::FAILED_WHILE_PARKED, Value::Bool(true));
+            state
+                .variables
+                .set(keys::FAILED_WHILE_PARKED, Value::Bool(true));
         } else {
             state.status = Status::Running;
         }
@@ -89,8 +102,15 @@ pub fn normalize_in_place(state: &mut ExecutionState, written_by: FoldVersion) {
 /// Restores an execution: normalize the snapshot, then fold the events after its
 /// sequence. `events` may be the whole log; only envelopes with a sequence above the
 /// snapshot's are folded.
-pub fn restore(record: &SnapshotRecord, events: &[crate::EventEnvelope]) -> Result<ExecutionState, SnapshotError> {
+pub fn restore(
+    record: &SnapshotRecord,
+    events: &[crate::EventEnvelope],
+) -> Result<ExecutionState, SnapshotError> {
     let state = normalize_snapshot_state(record)?;
-    let tail: Vec<_> = events.iter().filter(|e| e.sequence > record.sequence).cloned().collect();
+    let tail: Vec<_> = events
+        .iter()
+        .filter(|e| e.sequence > record.sequence)
+        .cloned()
+        .collect();
     Ok(crate::fold::fold_owned(state, tail))
 }

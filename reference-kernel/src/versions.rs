@@ -47,19 +47,71 @@ pub struct SyscallSpec {
 /// The effective `KERNEL_SYSCALLS` list is this catalogue filtered by the enabled
 /// feature flags (see [`effective_syscalls`]).
 pub const SYSCALL_CATALOGUE: [SyscallSpec; 13] = [
-    SyscallSpec { name: "execute", since: "1.0.0", feature: None },
-    SyscallSpec { name: "run", since: "1.0.0", feature: None },
-    SyscallSpec { name: "decide", since: "1.0.0", feature: None },
-    SyscallSpec { name: "parallel", since: "1.0.0", feature: None },
-    SyscallSpec { name: "suspend", since: "1.0.0", feature: None },
-    SyscallSpec { name: "sleep", since: "1.0.0", feature: None },
-    SyscallSpec { name: "sleepUntil", since: "1.0.0", feature: None },
-    SyscallSpec { name: "emit", since: "1.0.0", feature: None },
-    SyscallSpec { name: "stream", since: "1.0.0", feature: None },
-    SyscallSpec { name: "ui", since: "1.0.0", feature: None },
-    SyscallSpec { name: "continueAsNew", since: "1.3.0", feature: Some("continueAsNew") },
-    SyscallSpec { name: "receive", since: "1.3.0", feature: Some("receive") },
-    SyscallSpec { name: "select", since: "1.3.0", feature: Some("select") },
+    SyscallSpec {
+        name: "execute",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "run",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "decide",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "parallel",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "suspend",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "sleep",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "sleepUntil",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "emit",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "stream",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "ui",
+        since: "1.0.0",
+        feature: None,
+    },
+    SyscallSpec {
+        name: "continueAsNew",
+        since: "1.3.0",
+        feature: Some("continueAsNew"),
+    },
+    SyscallSpec {
+        name: "receive",
+        since: "1.3.0",
+        feature: Some("receive"),
+    },
+    SyscallSpec {
+        name: "select",
+        since: "1.3.0",
+        feature: Some("select"),
+    },
 ];
 
 /// `kernel.features` flags. All default to off (G2: an additive capability is opt-in).
@@ -121,12 +173,23 @@ impl SemVer {
         }
         let mut nums = [0u64; 3];
         for (slot, part) in nums.iter_mut().zip(&parts) {
-            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) || (part.len() > 1 && part.starts_with('0')) {
-                return Err(format!("`{text}` is not a MAJOR.MINOR.PATCH version (bad component `{part}`)"));
+            if part.is_empty()
+                || !part.bytes().all(|b| b.is_ascii_digit())
+                || (part.len() > 1 && part.starts_with('0'))
+            {
+                return Err(format!(
+                    "`{text}` is not a MAJOR.MINOR.PATCH version (bad component `{part}`)"
+                ));
             }
-            *slot = part.parse().map_err(|_| format!("`{text}`: component `{part}` is too large"))?;
+            *slot = part
+                .parse()
+                .map_err(|_| format!("`{text}`: component `{part}` is too large"))?;
         }
-        Ok(SemVer { major: nums[0], minor: nums[1], patch: nums[2] })
+        Ok(SemVer {
+            major: nums[0],
+            minor: nums[1],
+            patch: nums[2],
+        })
     }
 }
 
@@ -139,4 +202,7 @@ impl std::fmt::Display for SemVer {
 /// Historical (EVENT_SCHEMA_VERSION, KERNEL_ABI_VERSION) pairs the spec states. Typed
 /// failures (EVENT_SCHEMA 1.17.0) shipped with KERNEL_ABI 1.1.0 unchanged (ABI-08);
 /// the current pair is last.
-pub const ABI_HISTORY: [(&str, &str); 2] = [("1.17.0", "1.1.0"), (EVENT_SCHEMA_VERSION, KERNEL_ABI_VERSION)];
+pub const ABI_HISTORY: [(&str, &str); 2] = [
+    ("1.17.0", "1.1.0"),
+    (EVENT_SCHEMA_VERSION, KERNEL_ABI_VERSION),
+];

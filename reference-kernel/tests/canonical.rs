@@ -2,7 +2,9 @@
 //! ECMAScript's Number::toString, and from the published FNV-1a and SHA-256 values.
 
 use loom_kernel::canonical::{canonical_string, canonicalize_text, utf16_cmp};
-use loom_kernel::digest::{emit_digest, emit_digest_input, fnv1a64_hex, sha256_flow_hash, sha256_hex};
+use loom_kernel::digest::{
+    emit_digest, emit_digest_input, fnv1a64_hex, sha256_flow_hash, sha256_hex,
+};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -56,7 +58,10 @@ fn strings_escape_minimally() {
     assert_eq!(canonical_string(&json!("\u{1}\u{1f}")), r#""\u0001\u001f""#);
     assert_eq!(canonical_string(&json!("\u{7f}")), "\"\u{7f}\"");
     assert_eq!(canonical_string(&json!("héllo ✓ 😀")), "\"héllo ✓ 😀\"");
-    assert_eq!(canonical_string(&json!("\u{8}\u{c}\r\n\"\\")), r#""\b\f\r\n\"\\""#);
+    assert_eq!(
+        canonical_string(&json!("\u{8}\u{c}\r\n\"\\")),
+        r#""\b\f\r\n\"\\""#
+    );
 }
 
 #[test]
@@ -64,7 +69,10 @@ fn lone_surrogates_are_refused_with_a_position() {
     // serde_json values cannot hold a lone UTF-16 surrogate; such input is an error,
     // never a silent replacement (docs/decisions/0002-canonical-json.md).
     let err = canonicalize_text(r#"{"a": "\ud800"}"#).unwrap_err();
-    assert!(err.starts_with("not JSON") && err.contains("column"), "{err}");
+    assert!(
+        err.starts_with("not JSON") && err.contains("column"),
+        "{err}"
+    );
     // A valid surrogate pair is one character.
     assert_eq!(canon_text(r#""\ud83d\ude00""#), "\"😀\"");
 }
@@ -74,10 +82,17 @@ fn keys_sorted_by_utf16_code_units_at_every_depth() {
     // In UTF-8 bytes U+E000 sorts before U+1F600; in UTF-16 the emoji is the surrogate
     // pair D83D DE00, which sorts before E000. RFC 8785 uses the UTF-16 order.
     let v = json!({"\u{e000}": 1, "😀": 2, "b": {"z": 1, "a": [ {"y": 1, "x": 2} ]}, "a": 0, "B": 3, "": 4});
-    let expected = format!(r#"{{"":4,"B":3,"a":0,"b":{{"a":[{{"x":2,"y":1}}],"z":1}},"😀":2,"{}":1}}"#, '\u{e000}');
+    let expected = format!(
+        r#"{{"":4,"B":3,"a":0,"b":{{"a":[{{"x":2,"y":1}}],"z":1}},"😀":2,"{}":1}}"#,
+        '\u{e000}'
+    );
     assert_eq!(canonical_string(&v), expected);
     assert_eq!(utf16_cmp("😀", "\u{e000}"), std::cmp::Ordering::Less);
-    assert_eq!("😀".cmp("\u{e000}"), std::cmp::Ordering::Greater, "byte order differs, which is why it matters");
+    assert_eq!(
+        "😀".cmp("\u{e000}"),
+        std::cmp::Ordering::Greater,
+        "byte order differs, which is why it matters"
+    );
 }
 
 #[test]
@@ -90,11 +105,16 @@ fn fnv1a64_known_answers() {
 #[test]
 fn emit_02_digest_input_and_form() {
     let payload = json!({"b": 1, "a": [true, null]});
-    assert_eq!(emit_digest_input(3, "progress", &payload), r#"3|["progress",{"a":[true,null],"b":1}]"#);
+    assert_eq!(
+        emit_digest_input(3, "progress", &payload),
+        r#"3|["progress",{"a":[true,null],"b":1}]"#
+    );
     let d = emit_digest(3, "progress", &payload);
     assert_eq!(d, fnv1a64_hex(br#"3|["progress",{"a":[true,null],"b":1}]"#));
     assert_eq!(d.len(), 16);
-    assert!(d.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    assert!(d
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
 }
 
 #[test]
@@ -112,8 +132,14 @@ fn emit_04_key_order_does_not_change_the_digest() {
 
 #[test]
 fn sha256_known_answers() {
-    assert_eq!(sha256_hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    assert_eq!(sha256_flow_hash(&json!({})), "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+    assert_eq!(
+        sha256_hex(b""),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert_eq!(
+        sha256_flow_hash(&json!({})),
+        "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+    );
 }
 
 fn arb_json() -> impl Strategy<Value = Value> {
@@ -121,13 +147,16 @@ fn arb_json() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
+        any::<f64>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
         any::<String>().prop_map(Value::String),
     ];
     leaf.prop_recursive(4, 32, 5, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            prop::collection::btree_map(any::<String>(), inner, 0..5).prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map(any::<String>(), inner, 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }

@@ -18,7 +18,10 @@ fn abi_10_envelope_round_trips_and_metadata_is_optional() {
     assert!(one[0].metadata.is_none());
     let text = serde_json::to_string(&one[0]).unwrap();
     assert_eq!(text, GOOD);
-    let with_meta = GOOD.replace(r#""payload":{"input":1}"#, r#""payload":{"input":1},"metadata":{"kernel":true}"#);
+    let with_meta = GOOD.replace(
+        r#""payload":{"input":1}"#,
+        r#""payload":{"input":1},"metadata":{"kernel":true}"#,
+    );
     let e = &decode_log(&with_meta).unwrap()[0];
     assert!(e.is_kernel_stamped());
     assert_eq!(serde_json::to_string(e).unwrap(), with_meta);
@@ -26,7 +29,9 @@ fn abi_10_envelope_round_trips_and_metadata_is_optional() {
 
 #[test]
 fn array_and_json_lines_decode_the_same() {
-    let second = GOOD.replace(r#""sequence":0"#, r#""sequence":1"#).replace("e0", "e1");
+    let second = GOOD
+        .replace(r#""sequence":0"#, r#""sequence":1"#)
+        .replace("e0", "e1");
     let array = format!("[{GOOD},\n{second}]");
     let lines = format!("{GOOD}\n\n{second}\n");
     assert_eq!(decode_log(&array).unwrap(), decode_log(&lines).unwrap());
@@ -39,16 +44,52 @@ fn err(text: &str) -> EnvelopeError {
 #[test]
 fn malformed_envelopes_name_index_and_field() {
     let table: &[(String, Option<&str>, &str)] = &[
-        (GOOD.replace(r#""sequence":0,"#, ""), Some("sequence"), "missing"),
-        (GOOD.replace(r#""sequence":0"#, r#""sequence":1.5"#), Some("sequence"), "non-negative integer"),
-        (GOOD.replace(r#""sequence":0"#, r#""sequence":-1"#), Some("sequence"), "non-negative integer"),
-        (GOOD.replace(r#""timestamp":1000"#, r#""timestamp":"now""#), Some("timestamp"), "epoch milliseconds"),
-        (GOOD.replace(r#""eventType":"EXECUTION_STARTED""#, r#""eventType":7"#), Some("eventType"), "expected a string"),
-        (GOOD.replace(r#""eventType":"EXECUTION_STARTED""#, r#""eventType":"""#), Some("eventType"), "must not be empty"),
-        (with(r#""payload":1,"extra":true"#), Some("extra"), "unknown envelope field"),
-        (with(r#""payload":1,"metadata":null"#), Some("metadata"), "expected an object"),
+        (
+            GOOD.replace(r#""sequence":0,"#, ""),
+            Some("sequence"),
+            "missing",
+        ),
+        (
+            GOOD.replace(r#""sequence":0"#, r#""sequence":1.5"#),
+            Some("sequence"),
+            "non-negative integer",
+        ),
+        (
+            GOOD.replace(r#""sequence":0"#, r#""sequence":-1"#),
+            Some("sequence"),
+            "non-negative integer",
+        ),
+        (
+            GOOD.replace(r#""timestamp":1000"#, r#""timestamp":"now""#),
+            Some("timestamp"),
+            "epoch milliseconds",
+        ),
+        (
+            GOOD.replace(r#""eventType":"EXECUTION_STARTED""#, r#""eventType":7"#),
+            Some("eventType"),
+            "expected a string",
+        ),
+        (
+            GOOD.replace(r#""eventType":"EXECUTION_STARTED""#, r#""eventType":"""#),
+            Some("eventType"),
+            "must not be empty",
+        ),
+        (
+            with(r#""payload":1,"extra":true"#),
+            Some("extra"),
+            "unknown envelope field",
+        ),
+        (
+            with(r#""payload":1,"metadata":null"#),
+            Some("metadata"),
+            "expected an object",
+        ),
         (with(r#""payload":1,"payload":2"#), Some("payload"), "twice"),
-        (GOOD.replace(r#","payload":{"input":1}"#, ""), Some("payload"), "missing"),
+        (
+            GOOD.replace(r#","payload":{"input":1}"#, ""),
+            Some("payload"),
+            "missing",
+        ),
     ];
     for (text, field, problem) in table {
         let lines = format!("{GOOD}\n{text}\n");
@@ -59,7 +100,11 @@ fn malformed_envelopes_name_index_and_field() {
         // The same error inside an array.
         let array = format!("[{GOOD},{text}]");
         let e = err(&array);
-        assert_eq!((e.index, e.field.as_deref()), (Some(1), *field), "array: {e}");
+        assert_eq!(
+            (e.index, e.field.as_deref()),
+            (Some(1), *field),
+            "array: {e}"
+        );
     }
 }
 
@@ -73,13 +118,20 @@ fn syntax_errors_and_non_objects_are_typed_errors() {
 
 #[test]
 fn sequence_check_names_the_first_gap() {
-    let mut log = decode_log(&format!("{GOOD}\n{}", GOOD.replace(r#""sequence":0"#, r#""sequence":2"#))).unwrap();
+    let mut log = decode_log(&format!(
+        "{GOOD}\n{}",
+        GOOD.replace(r#""sequence":0"#, r#""sequence":2"#)
+    ))
+    .unwrap();
     let e = check_sequences(&log).unwrap_err();
     assert_eq!((e.index, e.field.as_deref()), (Some(1), Some("sequence")));
     assert!(e.problem.contains("expected sequence 1"));
     log[1].sequence = 1;
     log[1].execution_id = "other".into();
-    assert_eq!(check_sequences(&log).unwrap_err().field.as_deref(), Some("executionId"));
+    assert_eq!(
+        check_sequences(&log).unwrap_err().field.as_deref(),
+        Some("executionId")
+    );
 }
 
 proptest! {
@@ -133,19 +185,33 @@ fn arb_payload() -> impl Strategy<Value = serde_json::Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
+        any::<f64>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
         any::<String>().prop_map(Value::String),
     ];
     let keys = prop_oneof![
-        Just("stepId".to_string()), Just("id".to_string()), Just("choice".to_string()), Just("on".to_string()),
-        Just("topic".to_string()), Just("messageId".to_string()), Just("operator".to_string()), Just("auto".to_string()),
-        Just("deliver".to_string()), Just("__proto__".to_string()), Just("carry".to_string()), Just("custom".to_string()),
-        Just("tokens".to_string()), Just("waitId".to_string()), any::<String>(),
+        Just("stepId".to_string()),
+        Just("id".to_string()),
+        Just("choice".to_string()),
+        Just("on".to_string()),
+        Just("topic".to_string()),
+        Just("messageId".to_string()),
+        Just("operator".to_string()),
+        Just("auto".to_string()),
+        Just("deliver".to_string()),
+        Just("__proto__".to_string()),
+        Just("carry".to_string()),
+        Just("custom".to_string()),
+        Just("tokens".to_string()),
+        Just("waitId".to_string()),
+        any::<String>(),
     ];
     leaf.prop_recursive(4, 40, 6, move |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            prop::collection::btree_map(keys.clone(), inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map(keys.clone(), inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }

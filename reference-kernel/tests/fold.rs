@@ -5,8 +5,8 @@
 mod common;
 use common::*;
 use loom_kernel::fold::{
-    evidence_order, fold_as, fold_with_diagnostics, get_decision, keys, known_event_types, DiagnosticKind,
-    ExecutionState, FoldVersion, FrameStatus, Status, DIVERGED_GATE, INDOUBT_GATE,
+    evidence_order, fold_as, fold_with_diagnostics, get_decision, keys, known_event_types,
+    DiagnosticKind, ExecutionState, FoldVersion, FrameStatus, Status, DIVERGED_GATE, INDOUBT_GATE,
 };
 use loom_kernel::{fold, fold_from, EventEnvelope};
 use serde_json::{json, Value};
@@ -26,7 +26,10 @@ fn busy_log() -> Vec<EventEnvelope> {
         suspended("approve"),
         resumed(json!({"approved": true})),
         step_started("b"),
-        ev("STEP_FAILED", json!({"stepId": "b", "error": "e", "channel": "notFound", "payload": {"id": 7}})),
+        ev(
+            "STEP_FAILED",
+            json!({"stepId": "b", "error": "e", "channel": "notFound", "payload": {"id": 7}}),
+        ),
         ev("RESOURCE_METERED", json!({"tokens": 5, "costUsd": 0.25})),
         ev("EXECUTION_COMPLETED", json!({"output": 42})),
     ])
@@ -59,15 +62,25 @@ fn fold_02_time_valued_state_comes_only_from_envelopes() {
     assert_eq!(s.started_at, Some(events[0].timestamp_ms));
     assert_eq!(s.updated_at, Some(events.last().unwrap().timestamp_ms));
     // Shift every envelope timestamp: the state's times shift by exactly the same amount.
-    let shifted: Vec<_> = events.iter().cloned().map(|mut e| {
-        e.timestamp_ms += 5_000;
-        e
-    }).collect();
+    let shifted: Vec<_> = events
+        .iter()
+        .cloned()
+        .map(|mut e| {
+            e.timestamp_ms += 5_000;
+            e
+        })
+        .collect();
     let t = fold(&shifted);
     assert_eq!(t.started_at, Some(events[0].timestamp_ms + 5_000));
-    assert_eq!(t.updated_at, Some(events.last().unwrap().timestamp_ms + 5_000));
+    assert_eq!(
+        t.updated_at,
+        Some(events.last().unwrap().timestamp_ms + 5_000)
+    );
     // A timed park's wakeAt is the payload's, not a clock reading.
-    let p = fold(&log(vec![started(), ev("EXECUTION_SUSPENDED", json!({"on": "t", "wakeAt": 123456}))]));
+    let p = fold(&log(vec![
+        started(),
+        ev("EXECUTION_SUSPENDED", json!({"on": "t", "wakeAt": 123456})),
+    ]));
     assert_eq!(p.suspended_on().unwrap()["wakeAt"], json!(123456));
 }
 
@@ -79,8 +92,16 @@ fn fold_03_handlers_are_pure_functions() {
         let before_bytes = canon(&before);
         let one = fold_from(&before, &events[k..=k]);
         let two = fold_from(&before, &events[k..=k]);
-        assert_eq!(canon(&one), canon(&two), "event {k} folds differently twice");
-        assert_eq!(canon(&before), before_bytes, "event {k} changed its input state");
+        assert_eq!(
+            canon(&one),
+            canon(&two),
+            "event {k} folds differently twice"
+        );
+        assert_eq!(
+            canon(&before),
+            before_bytes,
+            "event {k} changed its input state"
+        );
     }
 }
 
@@ -89,7 +110,12 @@ fn fold_04_unknown_kind_is_inert_including_bookkeeping() {
     for k in 0..=busy_log().len() {
         let mut events = busy_log();
         let base = canon(&fold(&events));
-        events.insert(k, ev("SOMETHING_NEW", json!({"stepId": "a", "status": "failed"})).meta("x", json!(1)).into_envelope());
+        events.insert(
+            k,
+            ev("SOMETHING_NEW", json!({"stepId": "a", "status": "failed"}))
+                .meta("x", json!(1))
+                .into_envelope(),
+        );
         renumber(&mut events);
         // Sequences shift, so compare against the fold of the same renumbered log minus the event.
         let mut without = events.clone();
@@ -127,14 +153,24 @@ fn renumber(events: &mut [EventEnvelope]) {
 fn fold_05_proto_keys_dropped_at_every_depth() {
     let nasty = json!({"__proto__": {"polluted": true}, "a": {"b": {"__proto__": 1, "c": [ {"__proto__": 2, "d": 3} ]}}});
     let events = log(vec![
-        ev("EXECUTION_STARTED", json!({"input": nasty.clone(), "__proto__": {"x": 1}})),
+        ev(
+            "EXECUTION_STARTED",
+            json!({"input": nasty.clone(), "__proto__": {"x": 1}}),
+        ),
         step_started("s"),
-        ev("STEP_COMPLETED", json!({"stepId": "s", "output": nasty.clone()})),
-        ev("DECISION_RECORDED", json!({"id": "d", "choice": nasty.clone(), "context": nasty.clone()})),
+        ev(
+            "STEP_COMPLETED",
+            json!({"stepId": "s", "output": nasty.clone()}),
+        ),
+        ev(
+            "DECISION_RECORDED",
+            json!({"id": "d", "choice": nasty.clone(), "context": nasty.clone()}),
+        ),
         suspended("g"),
         resumed(nasty.clone()),
     ]);
-    let (state, diags) = fold_with_diagnostics(FoldVersion::CURRENT, &ExecutionState::new(), &events);
+    let (state, diags) =
+        fold_with_diagnostics(FoldVersion::CURRENT, &ExecutionState::new(), &events);
     let bytes = canon(&state);
     assert!(!bytes.contains("__proto__"), "{bytes}");
     let cleaned = json!({"a": {"b": {"c": [ {"d": 3} ]}}});
@@ -144,9 +180,15 @@ fn fold_05_proto_keys_dropped_at_every_depth() {
     assert_eq!(state.resume_payloads(), &[cleaned]);
     // GAP-11: the fold goes on and reports what it dropped.
     assert_eq!(state.status, Status::Running);
-    assert!(diags.iter().any(|d| matches!(d.kind, DiagnosticKind::ProtoKeysDropped(n) if n >= 3)));
+    assert!(diags
+        .iter()
+        .any(|d| matches!(d.kind, DiagnosticKind::ProtoKeysDropped(n) if n >= 3)));
     // A `__proto__` used as a map key (step id, decision id) makes the event inert.
-    let s = fold(&log(vec![started(), ev("STEP_STARTED", json!({"stepId": "__proto__"})), decision("__proto__", json!(1))]));
+    let s = fold(&log(vec![
+        started(),
+        ev("STEP_STARTED", json!({"stepId": "__proto__"})),
+        decision("__proto__", json!(1)),
+    ]));
     assert!(s.frames.is_empty());
     assert!(s.variables.decisions.is_none());
 }
@@ -207,7 +249,12 @@ fn fold_07_only_execution_level_events_move_status() {
 
 #[test]
 fn fold_08_step_events_change_only_their_frame() {
-    let base = vec![started(), step_started("a"), step_started("b"), suspended("g")];
+    let base = vec![
+        started(),
+        step_started("a"),
+        step_started("b"),
+        suspended("g"),
+    ];
     for step in [
         step_completed("a", json!(1)),
         step_failed("a"),
@@ -220,12 +267,20 @@ fn fold_08_step_events_change_only_their_frame() {
         events.push(step.clone());
         let after = fold(&log(events));
         assert_eq!(before.status, after.status);
-        assert_eq!(before.frames["b"], after.frames["b"], "{} touched frame b", step.event_type);
+        assert_eq!(
+            before.frames["b"], after.frames["b"],
+            "{} touched frame b",
+            step.event_type
+        );
         let mut vb = before.variables.clone();
         let mut va = after.variables.clone();
         vb.remove(keys::FAILED_WHILE_PARKED);
         va.remove(keys::FAILED_WHILE_PARKED);
-        assert_eq!(vb, va, "{} changed variables beyond _failedWhileParked", step.event_type);
+        assert_eq!(
+            vb, va,
+            "{} changed variables beyond _failedWhileParked",
+            step.event_type
+        );
     }
 }
 
@@ -234,14 +289,24 @@ fn fold_09_step_failed_does_not_fail_execution() {
     let s = fold(&log(vec![started(), step_started("a"), step_failed("a")]));
     assert_eq!(s.status, Status::Running);
     assert_eq!(s.frames["a"].status, FrameStatus::Failed);
-    let s = fold(&log(vec![started(), step_started("a"), step_failed("a"), ev("EXECUTION_FAILED", json!({"error": "x"}))]));
+    let s = fold(&log(vec![
+        started(),
+        step_started("a"),
+        step_failed("a"),
+        ev("EXECUTION_FAILED", json!({"error": "x"})),
+    ]));
     assert_eq!(s.status, Status::Failed);
     assert_eq!(var(&s, keys::ERROR), Some(&json!("x")));
 }
 
 #[test]
 fn fold_10_step_failed_while_suspended_sets_failed_while_parked() {
-    let s = fold(&log(vec![started(), step_started("a"), suspended("g"), step_failed("a")]));
+    let s = fold(&log(vec![
+        started(),
+        step_started("a"),
+        suspended("g"),
+        step_failed("a"),
+    ]));
     assert_eq!(s.status, Status::Suspended);
     assert!(s.failed_while_parked());
     // Not parked: no key.
@@ -262,14 +327,26 @@ fn fold_11_whatever_ends_the_park_removes_failed_while_parked() {
     ];
     for ender in enders {
         let name = ender.event_type.clone();
-        let s = fold(&log(vec![started(), step_started("a"), suspended("g"), step_failed("a"), ender]));
+        let s = fold(&log(vec![
+            started(),
+            step_started("a"),
+            suspended("g"),
+            step_failed("a"),
+            ender,
+        ]));
         assert!(!s.failed_while_parked(), "{name} left _failedWhileParked");
     }
 }
 
 #[test]
 fn fold_12_null_resume_while_failed_while_parked_is_status_only() {
-    let s = fold(&log(vec![started(), step_started("a"), suspended("g"), step_failed("a"), resumed(Value::Null)]));
+    let s = fold(&log(vec![
+        started(),
+        step_started("a"),
+        suspended("g"),
+        step_failed("a"),
+        resumed(Value::Null),
+    ]));
     assert_eq!(s.status, Status::Running);
     assert!(s.resume_payloads().is_empty());
     assert!(!s.failed_while_parked());
@@ -277,29 +354,64 @@ fn fold_12_null_resume_while_failed_while_parked_is_status_only() {
 
 #[test]
 fn fold_14_migrated_input_replaces_input() {
-    let with = fold(&log(vec![started(), ev("EXECUTION_MIGRATED", json!({"migratedInput": {"n": 2}})), suspended("g"), resumed(json!(1))]));
+    let with = fold(&log(vec![
+        started(),
+        ev("EXECUTION_MIGRATED", json!({"migratedInput": {"n": 2}})),
+        suspended("g"),
+        resumed(json!(1)),
+    ]));
     assert_eq!(var(&with, keys::INPUT), Some(&json!({"n": 2})));
-    let without = fold(&log(vec![started(), ev("EXECUTION_MIGRATED", json!({"toCodeHash": "sha256:ab"}))]));
+    let without = fold(&log(vec![
+        started(),
+        ev("EXECUTION_MIGRATED", json!({"toCodeHash": "sha256:ab"})),
+    ]));
     assert_eq!(var(&without, keys::INPUT), Some(&json!({"n": 1})));
     // Before 1.15 the field did not exist.
-    let old = fold_as(FoldVersion::from_minor(15).unwrap(), &ExecutionState::new(), &log(vec![started(), ev("EXECUTION_MIGRATED", json!({"migratedInput": 3}))]));
+    let old = fold_as(
+        FoldVersion::from_minor(15).unwrap(),
+        &ExecutionState::new(),
+        &log(vec![
+            started(),
+            ev("EXECUTION_MIGRATED", json!({"migratedInput": 3})),
+        ]),
+    );
     assert_eq!(var(&old, keys::INPUT), Some(&json!(3)));
 }
 
 #[test]
 fn fold_15_resume_payloads_in_log_order() {
-    let s = fold(&log(vec![started(), suspended("g1"), resumed(json!("A")), suspended("g2"), resumed(json!("B"))]));
+    let s = fold(&log(vec![
+        started(),
+        suspended("g1"),
+        resumed(json!("A")),
+        suspended("g2"),
+        resumed(json!("B")),
+    ]));
     assert_eq!(s.resume_payloads(), &[json!("A"), json!("B")]);
 }
 
 #[test]
 fn fold_16_typed_step_failure_folds_channel_and_payload() {
-    let typed = fold(&log(vec![started(), step_started("a"), ev("STEP_FAILED", json!({"stepId": "a", "error": "TypedFailure(notFound)", "channel": "notFound", "payload": {"id": 7}}))]));
+    let typed = fold(&log(vec![
+        started(),
+        step_started("a"),
+        ev(
+            "STEP_FAILED",
+            json!({"stepId": "a", "error": "TypedFailure(notFound)", "channel": "notFound", "payload": {"id": 7}}),
+        ),
+    ]));
     let f = &typed.frames["a"];
     assert_eq!(f.error_channel.as_deref(), Some("notFound"));
     assert_eq!(f.error_payload, Some(json!({"id": 7})));
     // The same log without channel/payload differs only by those two keys.
-    let untyped = fold(&log(vec![started(), step_started("a"), ev("STEP_FAILED", json!({"stepId": "a", "error": "TypedFailure(notFound)"}))]));
+    let untyped = fold(&log(vec![
+        started(),
+        step_started("a"),
+        ev(
+            "STEP_FAILED",
+            json!({"stepId": "a", "error": "TypedFailure(notFound)"}),
+        ),
+    ]));
     let mut stripped = typed.clone();
     let fr = stripped.frames.get_mut("a").unwrap();
     fr.error_channel = None;
@@ -312,7 +424,13 @@ fn fold_16_typed_step_failure_folds_channel_and_payload() {
 fn fold_17_context_and_policy_copied_verbatim() {
     let ctx = json!({"features": [1, 2, {"deep": "x"}]});
     let pol = json!({"name": "eps-greedy", "propensity": 0.25});
-    let s = fold(&log(vec![started(), ev("DECISION_RECORDED", json!({"id": "d", "choice": "a", "context": ctx, "policy": pol}))]));
+    let s = fold(&log(vec![
+        started(),
+        ev(
+            "DECISION_RECORDED",
+            json!({"id": "d", "choice": "a", "context": ctx, "policy": pol}),
+        ),
+    ]));
     let entry = s.variables.decisions.as_ref().unwrap().get("d").unwrap();
     assert_eq!(entry["context"], ctx);
     assert_eq!(entry["policy"], pol);
@@ -343,7 +461,14 @@ fn fold_19_flow_emits_counted_per_digest_on_any_type() {
     assert_eq!(s.flow_emit_count("aaaaaaaaaaaaaaaa"), 2);
     assert_eq!(s.flow_emit_count("bbbbbbbbbbbbbbbb"), 1);
     assert_eq!(s.flow_emit_count("cccccccccccccccc"), 1);
-    assert_eq!(var(&s, keys::FLOW_EMITS).unwrap().as_object().unwrap().len(), 3);
+    assert_eq!(
+        var(&s, keys::FLOW_EMITS)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .len(),
+        3
+    );
     // Unstamped events count nothing.
     let s = fold(&log(vec![started(), ev("progress", json!({}))]));
     assert!(var(&s, keys::FLOW_EMITS).is_none());
@@ -351,14 +476,21 @@ fn fold_19_flow_emits_counted_per_digest_on_any_type() {
 
 #[test]
 fn fold_20_null_resume_answering_no_suspend_point_adds_no_passthrough() {
-    let after_failed = fold(&log(vec![started(), ev("EXECUTION_FAILED", json!({"error": "x"})), resumed(Value::Null)]));
+    let after_failed = fold(&log(vec![
+        started(),
+        ev("EXECUTION_FAILED", json!({"error": "x"})),
+        resumed(Value::Null),
+    ]));
     assert_eq!(after_failed.status, Status::Running);
     assert!(after_failed.resume_payloads().is_empty());
     let indoubt = fold(&log(vec![
         started(),
         step_started("a"),
         ev("EFFECT_INDOUBT", json!({"stepId": "a", "attempt": 1})),
-        ev("EXECUTION_SUSPENDED", json!({"on": INDOUBT_GATE, "condition": {"stepId": "a", "attempt": 1}})),
+        ev(
+            "EXECUTION_SUSPENDED",
+            json!({"on": INDOUBT_GATE, "condition": {"stepId": "a", "attempt": 1}}),
+        ),
         resumed(Value::Null),
     ]));
     assert_eq!(indoubt.status, Status::Running);
@@ -372,8 +504,20 @@ fn fold_20_null_resume_answering_no_suspend_point_adds_no_passthrough() {
 fn fold_21_passthroughs_unchanged_from_1_20() {
     let v20 = FoldVersion::from_minor(20).unwrap();
     let cases: Vec<Vec<Ev>> = vec![
-        vec![started(), step_started("a"), suspended("g"), step_failed("a"), resumed(Value::Null)],
-        vec![started(), step_started("a"), suspended("g"), step_failed("a"), resumed(json!({"v": 1}))],
+        vec![
+            started(),
+            step_started("a"),
+            suspended("g"),
+            step_failed("a"),
+            resumed(Value::Null),
+        ],
+        vec![
+            started(),
+            step_started("a"),
+            suspended("g"),
+            step_failed("a"),
+            resumed(json!({"v": 1})),
+        ],
         vec![started(), step_started("a"), step_failed("a")],
     ];
     for events in cases {
@@ -391,7 +535,10 @@ fn fold_22_events_rehomed_only_audits_into_lifecycle() {
     with.push(ev("EVENTS_REHOMED", json!({"segment": 3, "from": "blank"})));
     let a = fold(&log(base));
     let b = fold(&log(with));
-    assert_eq!(var(&b, keys::LIFECYCLE), Some(&json!([{"segment": 3, "from": "blank", "seq": 2}])));
+    assert_eq!(
+        var(&b, keys::LIFECYCLE),
+        Some(&json!([{"segment": 3, "from": "blank", "seq": 2}]))
+    );
     let mut bv = b.variables.clone();
     bv.remove(keys::LIFECYCLE);
     assert_eq!(a.variables, bv);
@@ -401,19 +548,31 @@ fn fold_22_events_rehomed_only_audits_into_lifecycle() {
 
 #[test]
 fn fold_23_kernel_continued_sets_continued_and_target() {
-    let s = fold(&log(vec![started(), ev("EXECUTION_CONTINUED", json!({"continuedTo": "exec-2"})).kernel()]));
+    let s = fold(&log(vec![
+        started(),
+        ev("EXECUTION_CONTINUED", json!({"continuedTo": "exec-2"})).kernel(),
+    ]));
     assert_eq!(s.status, Status::Continued);
     assert!(s.status.is_terminal());
     assert_eq!(var(&s, keys::CONTINUED_TO), Some(&json!("exec-2")));
-    let unstamped = fold(&log(vec![started(), ev("EXECUTION_CONTINUED", json!({"continuedTo": "exec-2"}))]));
+    let unstamped = fold(&log(vec![
+        started(),
+        ev("EXECUTION_CONTINUED", json!({"continuedTo": "exec-2"})),
+    ]));
     assert_eq!(canon(&unstamped), canon(&fold(&log(vec![started()]))));
 }
 
 #[test]
 fn fold_24_kernel_message_consumed_updates_inbox_and_wait_answers() {
-    let consumed = ev("MESSAGE_CONSUMED", json!({"topic": "orders", "messageId": "m1", "waitId": "w1", "message": {"x": 1}}));
+    let consumed = ev(
+        "MESSAGE_CONSUMED",
+        json!({"topic": "orders", "messageId": "m1", "waitId": "w1", "message": {"x": 1}}),
+    );
     let s = fold(&log(vec![started(), consumed.clone().kernel()]));
-    assert_eq!(var(&s, keys::INBOX), Some(&json!({"orders": {"consumed": 1, "lastMessageId": "m1"}})));
+    assert_eq!(
+        var(&s, keys::INBOX),
+        Some(&json!({"orders": {"consumed": 1, "lastMessageId": "m1"}}))
+    );
     assert_eq!(var(&s, keys::WAIT_ANSWERS), Some(&json!({"w1": {"x": 1}})));
     let u = fold(&log(vec![started(), consumed]));
     assert!(var(&u, keys::INBOX).is_none() && var(&u, keys::WAIT_ANSWERS).is_none());
@@ -421,42 +580,79 @@ fn fold_24_kernel_message_consumed_updates_inbox_and_wait_answers() {
 
 #[test]
 fn fold_25_parallel_completed_payload_only_when_stamped() {
-    let p = ev("PARALLEL_COMPLETED", json!({"scopeId": "fan", "members": ["a", "b"]}));
+    let p = ev(
+        "PARALLEL_COMPLETED",
+        json!({"scopeId": "fan", "members": ["a", "b"]}),
+    );
     let s = fold(&log(vec![started(), p.clone().kernel()]));
-    assert_eq!(var(&s, keys::SCOPES), Some(&json!({"fan": {"members": ["a", "b"]}})));
+    assert_eq!(
+        var(&s, keys::SCOPES),
+        Some(&json!({"fan": {"members": ["a", "b"]}}))
+    );
     let u = fold(&log(vec![started(), p]));
     assert_eq!(canon(&u), canon(&fold(&log(vec![started()]))));
 }
 
 #[test]
 fn fold_26_started_optional_fields_and_carry() {
-    let all = fold(&log(vec![ev("EXECUTION_STARTED", json!({
-        "input": 1, "principal": {"sub": "u1"}, "parent": "exec-0", "chain": ["exec-0"], "codeHash": "sha256:00",
-        "carry": {"resources": {"tokens": 10, "custom": {"gpuSec": 2}}, "inbox": {"t": {"consumed": 3}}}
-    }))]));
+    let all = fold(&log(vec![ev(
+        "EXECUTION_STARTED",
+        json!({
+            "input": 1, "principal": {"sub": "u1"}, "parent": "exec-0", "chain": ["exec-0"], "codeHash": "sha256:00",
+            "carry": {"resources": {"tokens": 10, "custom": {"gpuSec": 2}}, "inbox": {"t": {"consumed": 3}}}
+        }),
+    )]));
     assert_eq!(var(&all, keys::PRINCIPAL), Some(&json!({"sub": "u1"})));
     assert_eq!(var(&all, keys::PARENT), Some(&json!("exec-0")));
     assert_eq!(var(&all, keys::CHAIN), Some(&json!(["exec-0"])));
     assert_eq!(var(&all, keys::CODE_HASH), Some(&json!("sha256:00")));
-    assert_eq!(var(&all, keys::RESOURCES), Some(&json!({"tokens": 10, "custom": {"gpuSec": 2}})));
+    assert_eq!(
+        var(&all, keys::RESOURCES),
+        Some(&json!({"tokens": 10, "custom": {"gpuSec": 2}}))
+    );
     assert_eq!(var(&all, keys::INBOX), Some(&json!({"t": {"consumed": 3}})));
     for field in ["principal", "parent", "chain", "codeHash"] {
         let mut p = json!({"input": 1});
         p[field] = json!("v");
         let s = fold(&log(vec![ev("EXECUTION_STARTED", p)]));
-        assert_eq!(s.variables.rest.len(), 2, "{field} alone sets exactly one extra key");
+        assert_eq!(
+            s.variables.rest.len(),
+            2,
+            "{field} alone sets exactly one extra key"
+        );
     }
     // A carry that fails validation seeds nothing (GAP-18).
-    for bad in [json!({"resources": {"tokens": -1}}), json!({"resources": {"bogus": 1}}), json!({"inbox": {"t": {"consumed": "x"}}}), json!({"other": 1}), json!(5)] {
-        let s = fold(&log(vec![ev("EXECUTION_STARTED", json!({"input": 1, "carry": bad.clone()}))]));
-        assert!(var(&s, keys::RESOURCES).is_none() && var(&s, keys::INBOX).is_none(), "{bad} seeded state");
+    for bad in [
+        json!({"resources": {"tokens": -1}}),
+        json!({"resources": {"bogus": 1}}),
+        json!({"inbox": {"t": {"consumed": "x"}}}),
+        json!({"other": 1}),
+        json!(5),
+    ] {
+        let s = fold(&log(vec![ev(
+            "EXECUTION_STARTED",
+            json!({"input": 1, "carry": bad.clone()}),
+        )]));
+        assert!(
+            var(&s, keys::RESOURCES).is_none() && var(&s, keys::INBOX).is_none(),
+            "{bad} seeded state"
+        );
     }
 }
 
 #[test]
 fn fold_27_waits_folded_in_order() {
-    let s = fold(&log(vec![started(), ev("EXECUTION_SUSPENDED", json!({"on": "any", "waits": [{"id": "w1"}, {"id": "w2"}]}))]));
-    assert_eq!(var(&s, keys::WAITS), Some(&json!([{"id": "w1"}, {"id": "w2"}])));
+    let s = fold(&log(vec![
+        started(),
+        ev(
+            "EXECUTION_SUSPENDED",
+            json!({"on": "any", "waits": [{"id": "w1"}, {"id": "w2"}]}),
+        ),
+    ]));
+    assert_eq!(
+        var(&s, keys::WAITS),
+        Some(&json!([{"id": "w1"}, {"id": "w2"}]))
+    );
 }
 
 #[test]
@@ -464,7 +660,10 @@ fn fold_28_wait_addressed_resume_only_when_stamped() {
     let r = resumed(json!({"waitId": "w1", "answer": 9}));
     let s = fold(&log(vec![started(), suspended("any"), r.clone().kernel()]));
     assert_eq!(var(&s, keys::WAIT_ANSWERS), Some(&json!({"w1": 9})));
-    assert!(s.resume_payloads().is_empty(), "GAP-23: no passthrough for a wait answer");
+    assert!(
+        s.resume_payloads().is_empty(),
+        "GAP-23: no passthrough for a wait answer"
+    );
     let u = fold(&log(vec![started(), suspended("any"), r]));
     assert!(var(&u, keys::WAIT_ANSWERS).is_none());
     assert_eq!(u.resume_payloads(), &[json!({"waitId": "w1", "answer": 9})]);
@@ -472,13 +671,34 @@ fn fold_28_wait_addressed_resume_only_when_stamped() {
 
 #[test]
 fn fold_29_optional_fields_fold_only_where_they_belong() {
-    let with = fold(&log(vec![started(), ev("RESOURCE_METERED", json!({"tokens": 3, "custom": {"gpuSec": 1.5}}))]));
-    let without = fold(&log(vec![started(), ev("RESOURCE_METERED", json!({"tokens": 3}))]));
-    assert_eq!(var(&with, keys::RESOURCES), Some(&json!({"tokens": 3, "custom": {"gpuSec": 1.5}})));
+    let with = fold(&log(vec![
+        started(),
+        ev(
+            "RESOURCE_METERED",
+            json!({"tokens": 3, "custom": {"gpuSec": 1.5}}),
+        ),
+    ]));
+    let without = fold(&log(vec![
+        started(),
+        ev("RESOURCE_METERED", json!({"tokens": 3})),
+    ]));
+    assert_eq!(
+        var(&with, keys::RESOURCES),
+        Some(&json!({"tokens": 3, "custom": {"gpuSec": 1.5}}))
+    );
     assert_eq!(var(&without, keys::RESOURCES), Some(&json!({"tokens": 3})));
     // OUTCOME_RECORDED's recordedBy / late have no fold effect at all.
-    let a = fold(&log(vec![started(), ev("OUTCOME_RECORDED", json!({"stepId": "s", "recordedBy": "op", "late": true}))]));
-    let b = fold(&log(vec![started(), ev("OUTCOME_RECORDED", json!({"stepId": "s"}))]));
+    let a = fold(&log(vec![
+        started(),
+        ev(
+            "OUTCOME_RECORDED",
+            json!({"stepId": "s", "recordedBy": "op", "late": true}),
+        ),
+    ]));
+    let b = fold(&log(vec![
+        started(),
+        ev("OUTCOME_RECORDED", json!({"stepId": "s"})),
+    ]));
     assert_eq!(canon(&a), canon(&b));
 }
 
@@ -507,17 +727,40 @@ fn fold_31_fork_metadata_fills_lineage() {
     assert_eq!(var(&s, keys::CHAIN), Some(&json!(["root", "mid"])));
     assert_eq!(var(&s, keys::PARENT), Some(&json!("mid")));
     // Payload fields win over metadata.
-    let s = fold(&log(vec![ev("EXECUTION_STARTED", json!({"input": 1, "parent": "p"})).meta("forkedBy", json!("mid"))]));
+    let s = fold(&log(vec![ev(
+        "EXECUTION_STARTED",
+        json!({"input": 1, "parent": "p"}),
+    )
+    .meta("forkedBy", json!("mid"))]));
     assert_eq!(var(&s, keys::PARENT), Some(&json!("p")));
 }
 
 #[test]
 fn fold_32_status_enum_pinned_with_continued() {
-    let names: Vec<&str> = [Status::Pending, Status::Running, Status::Suspended, Status::Completed, Status::Failed, Status::Cancelled, Status::Continued]
-        .iter()
-        .map(|s| s.as_str())
-        .collect();
-    assert_eq!(names, ["pending", "running", "suspended", "completed", "failed", "cancelled", "continued"]);
+    let names: Vec<&str> = [
+        Status::Pending,
+        Status::Running,
+        Status::Suspended,
+        Status::Completed,
+        Status::Failed,
+        Status::Cancelled,
+        Status::Continued,
+    ]
+    .iter()
+    .map(|s| s.as_str())
+    .collect();
+    assert_eq!(
+        names,
+        [
+            "pending",
+            "running",
+            "suspended",
+            "completed",
+            "failed",
+            "cancelled",
+            "continued"
+        ]
+    );
     for n in names {
         let parsed: Status = serde_json::from_value(json!(n)).unwrap();
         assert_eq!(parsed.as_str(), n);
@@ -526,7 +769,10 @@ fn fold_32_status_enum_pinned_with_continued() {
 
 #[test]
 fn fold_33_code_hash_recorded_only_when_supplied() {
-    let with = fold(&log(vec![ev("EXECUTION_STARTED", json!({"input": 1, "codeHash": "sha256:ff"}))]));
+    let with = fold(&log(vec![ev(
+        "EXECUTION_STARTED",
+        json!({"input": 1, "codeHash": "sha256:ff"}),
+    )]));
     let without = fold(&log(vec![started()]));
     assert_eq!(var(&with, keys::CODE_HASH), Some(&json!("sha256:ff")));
     assert!(var(&without, keys::CODE_HASH).is_none());
@@ -541,24 +787,48 @@ fn fold_34_flow_hash_forms_both_valid() {
     assert!(sha.starts_with("sha256:") && sha.len() == 7 + 64 && is_valid_flow_hash(&sha));
     assert!(fnv.starts_with("fnv1a:") && fnv.len() == 6 + 16 && is_valid_flow_hash(&fnv));
     assert!(!is_valid_flow_hash("md5:abc"));
-    let s = fold(&log(vec![ev("EXECUTION_STARTED", json!({"input": 1, "flowHash": fnv}))]));
+    let s = fold(&log(vec![ev(
+        "EXECUTION_STARTED",
+        json!({"input": 1, "flowHash": fnv}),
+    )]));
     assert_eq!(var(&s, keys::FLOW_HASH), Some(&json!(fnv)));
 }
 
 #[test]
 fn fold_35_inner_steps_only_when_stamped_and_to_code_hash_accepted() {
-    let d = ev("DECISION_RECORDED", json!({"id": "d", "choice": 1, "innerSteps": ["s1"]}));
+    let d = ev(
+        "DECISION_RECORDED",
+        json!({"id": "d", "choice": 1, "innerSteps": ["s1"]}),
+    );
     let u = fold(&log(vec![started(), d.clone()]));
-    assert!(u.variables.decisions.as_ref().unwrap().get("d").unwrap().get("innerSteps").is_none());
+    assert!(u
+        .variables
+        .decisions
+        .as_ref()
+        .unwrap()
+        .get("d")
+        .unwrap()
+        .get("innerSteps")
+        .is_none());
     let k = fold(&log(vec![started(), d.kernel()]));
-    assert_eq!(k.variables.decisions.as_ref().unwrap().get("d").unwrap()["innerSteps"], json!(["s1"]));
-    let m = fold(&log(vec![started(), ev("EXECUTION_MIGRATED", json!({"toCodeHash": "sha256:aa"}))]));
+    assert_eq!(
+        k.variables.decisions.as_ref().unwrap().get("d").unwrap()["innerSteps"],
+        json!(["s1"])
+    );
+    let m = fold(&log(vec![
+        started(),
+        ev("EXECUTION_MIGRATED", json!({"toCodeHash": "sha256:aa"})),
+    ]));
     assert_eq!(var(&m, keys::CODE_HASH), Some(&json!("sha256:aa")));
 }
 
 #[test]
 fn fold_36_null_resume_of_diverged_gate_is_status_only() {
-    let s = fold(&log(vec![started(), suspended(DIVERGED_GATE), resumed(Value::Null)]));
+    let s = fold(&log(vec![
+        started(),
+        suspended(DIVERGED_GATE),
+        resumed(Value::Null),
+    ]));
     assert_eq!(s.status, Status::Running);
     assert!(s.resume_payloads().is_empty());
 }
@@ -574,13 +844,24 @@ fn fold_37_diverged_park_is_an_ordinary_suspend() {
 fn fold_38_decision_seq_is_first_envelope_sequence() {
     let s = fold(&log(vec![
         started(),
-        ev("DECISION_RECORDED", json!({"id": "d", "choice": "a", "seq": 999})),
+        ev(
+            "DECISION_RECORDED",
+            json!({"id": "d", "choice": "a", "seq": 999}),
+        ),
         step_started("x"),
         ev("DECISION_RECORDED", json!({"id": "d", "choice": "b"})),
     ]));
     let entry = s.variables.decisions.as_ref().unwrap().get("d").unwrap();
-    assert_eq!(entry["seq"], json!(1), "envelope sequence of the first record, not the payload's");
-    assert_eq!(entry["choice"], json!("b"), "GAP-24: a repeat rebuilds the entry");
+    assert_eq!(
+        entry["seq"],
+        json!(1),
+        "envelope sequence of the first record, not the payload's"
+    );
+    assert_eq!(
+        entry["choice"],
+        json!("b"),
+        "GAP-24: a repeat rebuilds the entry"
+    );
 }
 
 #[test]
@@ -589,7 +870,12 @@ fn fold_39_seq_is_not_a_replay_input() {
     let stamped = fold(&events);
     let mut legacy = stamped.clone();
     let entry = json!({"choice": "a"});
-    legacy.variables.decisions.as_mut().unwrap().insert("d".into(), entry);
+    legacy
+        .variables
+        .decisions
+        .as_mut()
+        .unwrap()
+        .insert("d".into(), entry);
     assert_eq!(get_decision(&stamped, "d"), get_decision(&legacy, "d"));
 }
 
@@ -600,7 +886,10 @@ fn fold_40_seal_metadata_is_ignored() {
         .iter()
         .cloned()
         .map(|mut e| {
-            e.metadata.get_or_insert_with(Default::default).insert("seal".into(), json!({"v": 1, "cipher": "aes", "covers": ["payload"]}));
+            e.metadata.get_or_insert_with(Default::default).insert(
+                "seal".into(),
+                json!({"v": 1, "cipher": "aes", "covers": ["payload"]}),
+            );
             e
         })
         .collect();
@@ -608,7 +897,11 @@ fn fold_40_seal_metadata_is_ignored() {
 }
 
 fn quarantine(topic: &str, id: &str) -> Ev {
-    ev("INBOX_QUARANTINED", json!({"topic": topic, "messageId": id})).kernel()
+    ev(
+        "INBOX_QUARANTINED",
+        json!({"topic": topic, "messageId": id}),
+    )
+    .kernel()
 }
 
 #[test]
@@ -617,7 +910,11 @@ fn fold_41_quarantine_holds_and_releases_in_order() {
         started(),
         quarantine("t", "m1"),
         quarantine("t", "m2"),
-        ev("INBOX_RELEASED", json!({"topic": "t", "operator": "alice", "deliver": true})).kernel(),
+        ev(
+            "INBOX_RELEASED",
+            json!({"topic": "t", "operator": "alice", "deliver": true}),
+        )
+        .kernel(),
     ]));
     assert_eq!(
         var(&s, keys::QUARANTINED),
@@ -626,7 +923,13 @@ fn fold_41_quarantine_holds_and_releases_in_order() {
             {"messageId": "m2", "seq": 2}
         ]}))
     );
-    let u = fold(&log(vec![started(), ev("INBOX_QUARANTINED", json!({"topic": "t", "messageId": "m1"}))]));
+    let u = fold(&log(vec![
+        started(),
+        ev(
+            "INBOX_QUARANTINED",
+            json!({"topic": "t", "messageId": "m1"}),
+        ),
+    ]));
     assert!(var(&u, keys::QUARANTINED).is_none());
 }
 
@@ -638,8 +941,8 @@ fn fold_42_release_needs_exactly_one_of_operator_and_auto() {
         (false, false, true, false),
         (true, true, false, false),
         (true, true, true, false),
-        (true, false, false, true),  // operator release without delivery: discards the hold
-        (true, false, true, true),   // GAP-17: operator with deliver is valid
+        (true, false, false, true), // operator release without delivery: discards the hold
+        (true, false, true, true),  // GAP-17: operator with deliver is valid
         (false, true, false, false), // GAP-17: auto without deliver is ignored
         (false, true, true, true),
     ];
@@ -655,8 +958,16 @@ fn fold_42_release_needs_exactly_one_of_operator_and_auto() {
             p["deliver"] = json!(true);
         }
         let held = fold(&log(vec![started(), quarantine("t", "m1")]));
-        let after = fold(&log(vec![started(), quarantine("t", "m1"), ev("INBOX_RELEASED", p).kernel()]));
-        assert_eq!(canon(&held) != canon(&after), acts, "operator={operator} auto={auto} deliver={deliver}");
+        let after = fold(&log(vec![
+            started(),
+            quarantine("t", "m1"),
+            ev("INBOX_RELEASED", p).kernel(),
+        ]));
+        assert_eq!(
+            canon(&held) != canon(&after),
+            acts,
+            "operator={operator} auto={auto} deliver={deliver}"
+        );
     }
 }
 
@@ -665,12 +976,18 @@ fn fold_43_quarantine_shape_and_total_cap() {
     use loom_kernel::limits::QUARANTINED_ENTRIES_MAX;
     let mut events = vec![started()];
     for i in 0..(QUARANTINED_ENTRIES_MAX + 5) {
-        events.push(quarantine(if i % 2 == 0 { "a" } else { "b" }, &format!("m{i}")));
+        events.push(quarantine(
+            if i % 2 == 0 { "a" } else { "b" },
+            &format!("m{i}"),
+        ));
     }
     let s = fold(&log(events));
     let q = var(&s, keys::QUARANTINED).unwrap().as_object().unwrap();
     let total: usize = q.values().map(|v| v.as_array().unwrap().len()).sum();
-    assert_eq!(total, QUARANTINED_ENTRIES_MAX, "GAP-17: the cap is on the whole variable; overflow is ignored");
+    assert_eq!(
+        total, QUARANTINED_ENTRIES_MAX,
+        "GAP-17: the cap is on the whole variable; overflow is ignored"
+    );
     for queue in q.values() {
         for (i, e) in queue.as_array().unwrap().iter().enumerate() {
             assert!(i == 0 || e.get("released").is_none(), "released? held*");
@@ -685,13 +1002,24 @@ fn fold_44_message_consumed_drops_delivered_released_entry() {
         started(),
         quarantine("t", "m1"),
         quarantine("t", "m2"),
-        ev("INBOX_RELEASED", json!({"topic": "t", "auto": true, "deliver": true})).kernel(),
+        ev(
+            "INBOX_RELEASED",
+            json!({"topic": "t", "auto": true, "deliver": true}),
+        )
+        .kernel(),
         consume.clone(),
     ]));
-    assert_eq!(var(&s, keys::QUARANTINED), Some(&json!({"t": [{"messageId": "m2", "seq": 2}]})));
+    assert_eq!(
+        var(&s, keys::QUARANTINED),
+        Some(&json!({"t": [{"messageId": "m2", "seq": 2}]}))
+    );
     // Without quarantine state MESSAGE_CONSUMED folds as in 1.23.0.
     let plain = fold(&log(vec![started(), consume.clone()]));
-    let old = fold_as(FoldVersion::from_minor(23).unwrap(), &ExecutionState::new(), &log(vec![started(), consume]));
+    let old = fold_as(
+        FoldVersion::from_minor(23).unwrap(),
+        &ExecutionState::new(),
+        &log(vec![started(), consume]),
+    );
     assert_eq!(canon(&plain), canon(&old));
     assert!(var(&plain, keys::QUARANTINED).is_none());
 }
@@ -699,9 +1027,15 @@ fn fold_44_message_consumed_drops_delivered_released_entry() {
 #[test]
 fn fold_45_continued_from_carry_seeds_quarantined() {
     let q = json!({"t": [{"messageId": "m9", "seq": 4}]});
-    let s = fold(&log(vec![ev("EXECUTION_STARTED", json!({"input": 1, "continuedFrom": {"executionId": "e0", "carried": {"quarantined": q.clone()}}}))]));
+    let s = fold(&log(vec![ev(
+        "EXECUTION_STARTED",
+        json!({"input": 1, "continuedFrom": {"executionId": "e0", "carried": {"quarantined": q.clone()}}}),
+    )]));
     assert_eq!(var(&s, keys::QUARANTINED), Some(&q));
-    let bad = fold(&log(vec![ev("EXECUTION_STARTED", json!({"input": 1, "continuedFrom": {"carried": {"quarantined": {"t": [{"messageId": 1}]}}}}))]));
+    let bad = fold(&log(vec![ev(
+        "EXECUTION_STARTED",
+        json!({"input": 1, "continuedFrom": {"carried": {"quarantined": {"t": [{"messageId": 1}]}}}}),
+    )]));
     assert!(var(&bad, keys::QUARANTINED).is_none());
 }
 
@@ -716,42 +1050,96 @@ fn fold_47_pre_1_25_logs_fold_identically_under_1_25() {
         suspended("g"),
         resumed(json!(2)),
     ]);
-    let v24 = fold_as(FoldVersion::from_minor(24).unwrap(), &ExecutionState::new(), &events);
-    let v25 = fold_as(FoldVersion::from_minor(25).unwrap(), &ExecutionState::new(), &events);
+    let v24 = fold_as(
+        FoldVersion::from_minor(24).unwrap(),
+        &ExecutionState::new(),
+        &events,
+    );
+    let v25 = fold_as(
+        FoldVersion::from_minor(25).unwrap(),
+        &ExecutionState::new(),
+        &events,
+    );
     assert_eq!(canon(&v24), canon(&v25));
     assert!(var(&v25, keys::QUARANTINED).is_none());
 }
 
 #[test]
 fn fold_48_settled_frames_drop_input_retrying_keeps_it() {
-    for settle in [step_completed("a", json!(1)), step_failed("a"), ev("STEP_CANCELLED", json!({"stepId": "a"}))] {
+    for settle in [
+        step_completed("a", json!(1)),
+        step_failed("a"),
+        ev("STEP_CANCELLED", json!({"stepId": "a"})),
+    ] {
         let name = settle.event_type.clone();
         let s = fold(&log(vec![started(), step_started("a"), settle]));
         assert!(s.frames["a"].input.is_none(), "{name} kept input");
     }
-    let r = fold(&log(vec![started(), step_started("a"), ev("STEP_RETRYING", json!({"stepId": "a", "attempt": 2}))]));
+    let r = fold(&log(vec![
+        started(),
+        step_started("a"),
+        ev("STEP_RETRYING", json!({"stepId": "a", "attempt": 2})),
+    ]));
     assert_eq!(r.frames["a"].input, Some(json!({"x": "a"})));
-    let v25 = fold_as(FoldVersion::from_minor(25).unwrap(), &ExecutionState::new(), &log(vec![started(), step_started("a"), step_completed("a", json!(1))]));
-    assert_eq!(v25.frames["a"].input, Some(json!({"x": "a"})), "1.25 kept the settled input");
+    let v25 = fold_as(
+        FoldVersion::from_minor(25).unwrap(),
+        &ExecutionState::new(),
+        &log(vec![
+            started(),
+            step_started("a"),
+            step_completed("a", json!(1)),
+        ]),
+    );
+    assert_eq!(
+        v25.frames["a"].input,
+        Some(json!({"x": "a"})),
+        "1.25 kept the settled input"
+    );
 }
 
 #[test]
 fn fold_49_state_view_shows_no_settled_input_but_the_log_keeps_it() {
-    let events = log(vec![started(), step_started("a"), step_completed("a", json!(1))]);
+    let events = log(vec![
+        started(),
+        step_started("a"),
+        step_completed("a", json!(1)),
+    ]);
     let view = fold(&events).to_value();
     assert!(view["frames"]["a"].get("input").is_none());
-    assert_eq!(events[1].payload["input"], json!({"x": "a"}), "the timeline (log) still holds the input");
+    assert_eq!(
+        events[1].payload["input"],
+        json!({"x": "a"}),
+        "the timeline (log) still holds the input"
+    );
 }
 
 #[test]
 fn fold_50_feature_differentials_confined_to_their_state() {
-    let base = vec![started(), step_started("a"), step_completed("a", json!(1)), suspended("g"), resumed(json!("ok"))];
+    let base = vec![
+        started(),
+        step_started("a"),
+        step_completed("a", json!(1)),
+        suspended("g"),
+        resumed(json!("ok")),
+    ];
     let base_state = fold(&log(base.clone()));
     // Each feature appended to the base: only its own keys differ.
     let features: Vec<(Ev, &[&str])> = vec![
-        (ev("EXECUTION_MIGRATED", json!({"migratedInput": 5})), &[keys::INPUT]),
-        (ev("DECISION_RECORDED", json!({"id": "d", "choice": 1, "policy": {"p": 0.5}})), &[keys::DECISIONS]),
-        (ev("progress", json!({})).stamp("abababababababab"), &[keys::FLOW_EMITS]),
+        (
+            ev("EXECUTION_MIGRATED", json!({"migratedInput": 5})),
+            &[keys::INPUT],
+        ),
+        (
+            ev(
+                "DECISION_RECORDED",
+                json!({"id": "d", "choice": 1, "policy": {"p": 0.5}}),
+            ),
+            &[keys::DECISIONS],
+        ),
+        (
+            ev("progress", json!({})).stamp("abababababababab"),
+            &[keys::FLOW_EMITS],
+        ),
         (resumed(Value::Null), &[]),
     ];
     for (feature, touched) in features {
@@ -778,6 +1166,10 @@ fn fold_50_feature_differentials_confined_to_their_state() {
 #[test]
 fn evidence_order_handles_mixed_legacy_entries() {
     // SNAP-08 ordering (see snapshot.rs for the snapshot-level test).
-    let s = fold(&log(vec![started(), decision("b", json!(1)), decision("a", json!(2))]));
+    let s = fold(&log(vec![
+        started(),
+        decision("b", json!(1)),
+        decision("a", json!(2)),
+    ]));
     assert_eq!(evidence_order(&s), ["b", "a"]);
 }

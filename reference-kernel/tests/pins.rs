@@ -5,7 +5,10 @@
 
 mod common;
 use common::*;
-use loom_kernel::fold::{fold_as, known_event_types, known_event_types_at, ExecutionState, FoldVersion, EVENT_KINDS_SINCE};
+use loom_kernel::fold::{
+    fold_as, known_event_types, known_event_types_at, ExecutionState, FoldVersion,
+    EVENT_KINDS_SINCE,
+};
 use loom_kernel::ingress::{validate_user_emit, EmitSource};
 use loom_kernel::versions::*;
 use loom_kernel::{digest::sha256_hex, fold, EventEnvelope};
@@ -36,22 +39,51 @@ const PINNED_ABI: (&str, [(&str, &str, Option<&str>); 13]) = (
 const PINNED_SCHEMA: (&str, [&str; 29]) = (
     "1.26.0",
     [
-        "APPROVAL_GRANTED", "DECISION_RECORDED", "EFFECT_DENIED", "EFFECT_INDOUBT", "EGRESS_DENIED", "EVENTS_REHOMED",
-        "EXECUTION_CANCELLED", "EXECUTION_COMPLETED", "EXECUTION_CONTINUED", "EXECUTION_FAILED", "EXECUTION_MIGRATED",
-        "EXECUTION_RECOVERED", "EXECUTION_RESUMED", "EXECUTION_STARTED", "EXECUTION_SUSPENDED", "INBOX_QUARANTINED",
-        "INBOX_RELEASED", "MESSAGE_CONSUMED", "OUTCOME_RECORDED", "PARALLEL_COMPLETED", "QUOTA_EXCEEDED",
-        "RESOURCE_METERED", "SAFETY_BLOCKED", "STEP_CANCELLED", "STEP_COMPLETED", "STEP_FAILED", "STEP_RETRYING",
-        "STEP_STARTED", "TIMER_FIRED",
+        "APPROVAL_GRANTED",
+        "DECISION_RECORDED",
+        "EFFECT_DENIED",
+        "EFFECT_INDOUBT",
+        "EGRESS_DENIED",
+        "EVENTS_REHOMED",
+        "EXECUTION_CANCELLED",
+        "EXECUTION_COMPLETED",
+        "EXECUTION_CONTINUED",
+        "EXECUTION_FAILED",
+        "EXECUTION_MIGRATED",
+        "EXECUTION_RECOVERED",
+        "EXECUTION_RESUMED",
+        "EXECUTION_STARTED",
+        "EXECUTION_SUSPENDED",
+        "INBOX_QUARANTINED",
+        "INBOX_RELEASED",
+        "MESSAGE_CONSUMED",
+        "OUTCOME_RECORDED",
+        "PARALLEL_COMPLETED",
+        "QUOTA_EXCEEDED",
+        "RESOURCE_METERED",
+        "SAFETY_BLOCKED",
+        "STEP_CANCELLED",
+        "STEP_COMPLETED",
+        "STEP_FAILED",
+        "STEP_RETRYING",
+        "STEP_STARTED",
+        "TIMER_FIRED",
     ],
 );
 
 fn catalogue() -> Vec<(&'static str, &'static str, Option<&'static str>)> {
-    SYSCALL_CATALOGUE.iter().map(|s| (s.name, s.since, s.feature)).collect()
+    SYSCALL_CATALOGUE
+        .iter()
+        .map(|s| (s.name, s.since, s.feature))
+        .collect()
 }
 
 #[test]
 fn abi_01_and_abi_07_syscall_catalogue_pinned_with_its_version() {
-    assert_eq!((KERNEL_ABI_VERSION, catalogue()), (PINNED_ABI.0, PINNED_ABI.1.to_vec()));
+    assert_eq!(
+        (KERNEL_ABI_VERSION, catalogue()),
+        (PINNED_ABI.0, PINNED_ABI.1.to_vec())
+    );
     // Every `since` is a version no newer than the ABI itself; a new syscall is a MINOR bump.
     let abi = SemVer::parse(KERNEL_ABI_VERSION).unwrap();
     for s in SYSCALL_CATALOGUE {
@@ -62,35 +94,79 @@ fn abi_01_and_abi_07_syscall_catalogue_pinned_with_its_version() {
 
 #[test]
 fn abi_02_base_syscalls() {
-    let base: Vec<_> = SYSCALL_CATALOGUE.iter().filter(|s| s.feature.is_none()).map(|s| s.name).collect();
-    assert_eq!(base, ["execute", "run", "decide", "parallel", "suspend", "sleep", "sleepUntil", "emit", "stream", "ui"]);
+    let base: Vec<_> = SYSCALL_CATALOGUE
+        .iter()
+        .filter(|s| s.feature.is_none())
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(
+        base,
+        [
+            "execute",
+            "run",
+            "decide",
+            "parallel",
+            "suspend",
+            "sleep",
+            "sleepUntil",
+            "emit",
+            "stream",
+            "ui"
+        ]
+    );
 }
 
 #[test]
 fn abi_03_kernel_abi_1_3_0_reserves_wave_2_behind_flags() {
     assert_eq!(KERNEL_ABI_VERSION, "1.3.0");
-    let wave2: Vec<_> = SYSCALL_CATALOGUE.iter().filter_map(|s| s.feature.map(|f| (s.name, f))).collect();
-    assert_eq!(wave2, [("continueAsNew", "continueAsNew"), ("receive", "receive"), ("select", "select")]);
+    let wave2: Vec<_> = SYSCALL_CATALOGUE
+        .iter()
+        .filter_map(|s| s.feature.map(|f| (s.name, f)))
+        .collect();
+    assert_eq!(
+        wave2,
+        [
+            ("continueAsNew", "continueAsNew"),
+            ("receive", "receive"),
+            ("select", "select")
+        ]
+    );
 }
 
 #[test]
 fn abi_04_effective_syscalls_follow_the_flags() {
     for bits in 0..8u8 {
-        let f = KernelFeatures { continue_as_new: bits & 1 != 0, receive: bits & 2 != 0, select: bits & 4 != 0, sha256_flow_hash: false };
+        let f = KernelFeatures {
+            continue_as_new: bits & 1 != 0,
+            receive: bits & 2 != 0,
+            select: bits & 4 != 0,
+            sha256_flow_hash: false,
+        };
         let list = effective_syscalls(&f);
         assert_eq!(list.contains(&"continueAsNew"), f.continue_as_new);
         assert_eq!(list.contains(&"receive"), f.receive);
         assert_eq!(list.contains(&"select"), f.select);
         assert_eq!(list.len(), 10 + bits.count_ones() as usize);
-        assert!(!list.contains(&"negotiateBudget"), "a helper over decide, not a syscall");
+        assert!(
+            !list.contains(&"negotiateBudget"),
+            "a helper over decide, not a syscall"
+        );
     }
 }
 
 #[test]
 fn abi_08_typed_failures_left_the_abi_at_1_1_0() {
     assert_eq!(ABI_HISTORY[0], ("1.17.0", "1.1.0"));
-    assert_eq!(*ABI_HISTORY.last().unwrap(), (EVENT_SCHEMA_VERSION, KERNEL_ABI_VERSION));
-    assert!(!SYSCALL_CATALOGUE.iter().any(|s| s.name == "fail" || s.name == "compensate"), "TYPED-01: no fail syscall");
+    assert_eq!(
+        *ABI_HISTORY.last().unwrap(),
+        (EVENT_SCHEMA_VERSION, KERNEL_ABI_VERSION)
+    );
+    assert!(
+        !SYSCALL_CATALOGUE
+            .iter()
+            .any(|s| s.name == "fail" || s.name == "compensate"),
+        "TYPED-01: no fail syscall"
+    );
 }
 
 #[test]
@@ -98,13 +174,29 @@ fn abi_09_state_has_exactly_six_fields() {
     let v = fold(&log(vec![started(), step_started("a")])).to_value();
     let mut keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     keys.sort();
-    assert_eq!(keys, ["frames", "sequence", "startedAt", "status", "updatedAt", "variables"]);
-    assert!(v["frames"]["a"].get("status").is_some(), "a task's lifecycle lives in its frame");
+    assert_eq!(
+        keys,
+        [
+            "frames",
+            "sequence",
+            "startedAt",
+            "status",
+            "updatedAt",
+            "variables"
+        ]
+    );
+    assert!(
+        v["frames"]["a"].get("status").is_some(),
+        "a task's lifecycle lives in its frame"
+    );
 }
 
 #[test]
 fn abi_11_and_compat_02_event_schema_pinned_with_its_version() {
-    assert_eq!((EVENT_SCHEMA_VERSION, known_event_types().to_vec()), (PINNED_SCHEMA.0, PINNED_SCHEMA.1.to_vec()));
+    assert_eq!(
+        (EVENT_SCHEMA_VERSION, known_event_types().to_vec()),
+        (PINNED_SCHEMA.0, PINNED_SCHEMA.1.to_vec())
+    );
     let mut sorted = known_event_types().to_vec();
     sorted.sort();
     assert_eq!(sorted, known_event_types(), "the pinned set is kept sorted");
@@ -118,7 +210,11 @@ fn compat_01_new_kinds_only_arrive_with_minor_bumps() {
     for (kind, since) in EVENT_KINDS_SINCE {
         assert!(since <= current, "{kind}");
         for v in FoldVersion::all() {
-            assert_eq!(known_event_types_at(v).contains(&kind), v.has(since), "{kind} at {v}");
+            assert_eq!(
+                known_event_types_at(v).contains(&kind),
+                v.has(since),
+                "{kind} at {v}"
+            );
         }
     }
 }
@@ -131,17 +227,31 @@ fn abi_13_wire_abi_version() {
 fn chain(events: &[EventEnvelope]) -> String {
     let mut acc = String::new();
     for e in events {
-        acc = sha256_hex(format!("{acc}{}", loom_kernel::canonical_string(&e.to_value())).as_bytes());
+        acc =
+            sha256_hex(format!("{acc}{}", loom_kernel::canonical_string(&e.to_value())).as_bytes());
     }
     acc
 }
 
 #[test]
 fn compat_09_folding_under_1_23_or_1_24_leaves_event_bytes_and_chains_unchanged() {
-    let events = log(vec![started(), decision("a", json!(1)), decision("b", json!(2)), step_started("s")]);
+    let events = log(vec![
+        started(),
+        decision("a", json!(1)),
+        decision("b", json!(2)),
+        step_started("s"),
+    ]);
     let before = chain(&events);
-    let _ = fold_as(FoldVersion::from_minor(23).unwrap(), &ExecutionState::new(), &events);
-    let _ = fold_as(FoldVersion::from_minor(24).unwrap(), &ExecutionState::new(), &events);
+    let _ = fold_as(
+        FoldVersion::from_minor(23).unwrap(),
+        &ExecutionState::new(),
+        &events,
+    );
+    let _ = fold_as(
+        FoldVersion::from_minor(24).unwrap(),
+        &ExecutionState::new(),
+        &events,
+    );
     assert_eq!(chain(&events), before);
     assert_eq!(WIRE_ABI_VERSION, "1.0.0");
 }
@@ -151,24 +261,64 @@ fn compat_10_frozen_wave_2_and_1_25_shapes() {
     // The field names each frozen shape folds (docs/decisions/0001-fold-shapes.md). A
     // change to any of them must be additive: this pin fails on a rename or removal.
     let events = log(vec![
-        ev("EXECUTION_STARTED", json!({"input": 1, "principal": "p", "parent": "q", "chain": ["q"], "codeHash": "sha256:0",
+        ev(
+            "EXECUTION_STARTED",
+            json!({"input": 1, "principal": "p", "parent": "q", "chain": ["q"], "codeHash": "sha256:0",
             "carry": {"resources": {"tokens": 1}, "inbox": {"t": {"consumed": 1}}},
-            "continuedFrom": {"executionId": "q", "carried": {"quarantined": {"t": [{"messageId": "m0", "seq": 0}]}}}})),
-        ev("EXECUTION_SUSPENDED", json!({"on": "g", "waits": [{"id": "w"}]})),
+            "continuedFrom": {"executionId": "q", "carried": {"quarantined": {"t": [{"messageId": "m0", "seq": 0}]}}}}),
+        ),
+        ev(
+            "EXECUTION_SUSPENDED",
+            json!({"on": "g", "waits": [{"id": "w"}]}),
+        ),
         ev("EXECUTION_RESUMED", json!({"waitId": "w", "answer": 1})).kernel(),
-        ev("MESSAGE_CONSUMED", json!({"topic": "t", "messageId": "m1", "waitId": "w2", "message": 2})).kernel(),
+        ev(
+            "MESSAGE_CONSUMED",
+            json!({"topic": "t", "messageId": "m1", "waitId": "w2", "message": 2}),
+        )
+        .kernel(),
         ev("PARALLEL_COMPLETED", json!({"scopeId": "s", "members": []})).kernel(),
-        ev("INBOX_QUARANTINED", json!({"topic": "u", "messageId": "m2"})).kernel(),
-        ev("INBOX_RELEASED", json!({"topic": "u", "auto": true, "deliver": true})).kernel(),
+        ev(
+            "INBOX_QUARANTINED",
+            json!({"topic": "u", "messageId": "m2"}),
+        )
+        .kernel(),
+        ev(
+            "INBOX_RELEASED",
+            json!({"topic": "u", "auto": true, "deliver": true}),
+        )
+        .kernel(),
         ev("EXECUTION_CONTINUED", json!({"continuedTo": "next"})).kernel(),
     ]);
     let v = fold(&events).to_value();
     let vars = v["variables"].as_object().unwrap();
     let mut keys: Vec<&str> = vars.keys().map(String::as_str).collect();
     keys.sort();
-    assert_eq!(keys, ["_chain", "_codeHash", "_continuedTo", "_inbox", "_input", "_parent", "_principal", "_quarantined", "_resources", "_scopes", "_waitAnswers", "_waits"]);
-    assert_eq!(vars["_quarantined"]["u"][0]["released"], json!({"by": "auto", "deliver": true}));
-    assert_eq!(vars["_inbox"]["t"], json!({"consumed": 2, "lastMessageId": "m1"}));
+    assert_eq!(
+        keys,
+        [
+            "_chain",
+            "_codeHash",
+            "_continuedTo",
+            "_inbox",
+            "_input",
+            "_parent",
+            "_principal",
+            "_quarantined",
+            "_resources",
+            "_scopes",
+            "_waitAnswers",
+            "_waits"
+        ]
+    );
+    assert_eq!(
+        vars["_quarantined"]["u"][0]["released"],
+        json!({"by": "auto", "deliver": true})
+    );
+    assert_eq!(
+        vars["_inbox"]["t"],
+        json!({"consumed": 2, "lastMessageId": "m1"})
+    );
     assert_eq!(v["status"], json!("continued"));
 }
 
@@ -176,9 +326,26 @@ fn compat_10_frozen_wave_2_and_1_25_shapes() {
 fn abi_15_conventional_ids_are_not_reserved() {
     let state = fold(&log(vec![started()]));
     for id in ["effect:s#1:k", "step#retry:2", "plain"] {
-        assert!(validate_user_emit(&state, &EmitSource::Flow, "DECISION_RECORDED", json!({"id": id, "choice": 1}), None).is_ok(), "{id}");
+        assert!(
+            validate_user_emit(
+                &state,
+                &EmitSource::Flow,
+                "DECISION_RECORDED",
+                json!({"id": id, "choice": 1}),
+                None
+            )
+            .is_ok(),
+            "{id}"
+        );
     }
-    assert!(validate_user_emit(&state, &EmitSource::Flow, "DECISION_RECORDED", json!({"id": "__loom_x", "choice": 1}), None).is_err());
+    assert!(validate_user_emit(
+        &state,
+        &EmitSource::Flow,
+        "DECISION_RECORDED",
+        json!({"id": "__loom_x", "choice": 1}),
+        None
+    )
+    .is_err());
     assert_eq!(loom_kernel::fold::DIVERGED_GATE, "__loom_diverged__");
 }
 

@@ -4,7 +4,9 @@
 mod common;
 use common::gen::{events, Grammar, FULL};
 use common::*;
-use loom_kernel::fold::{evidence_order, fold_as, get_decision, keys, ExecutionState, FoldVersion, Status};
+use loom_kernel::fold::{
+    evidence_order, fold_as, get_decision, keys, ExecutionState, FoldVersion, Status,
+};
 use loom_kernel::snapshot::{normalize_snapshot_state, restore, SnapshotRecord};
 use loom_kernel::{fold, EventEnvelope};
 use proptest::prelude::*;
@@ -85,7 +87,12 @@ fn reopened_after_genuine_failure(events: &[EventEnvelope]) -> bool {
 fn retry_after_settle(events: &[EventEnvelope]) -> bool {
     let mut settled = std::collections::BTreeSet::new();
     for e in events {
-        let step = e.payload.get("stepId").and_then(Value::as_str).unwrap_or("").to_string();
+        let step = e
+            .payload
+            .get("stepId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         match e.event_type.as_str() {
             "STEP_COMPLETED" | "STEP_FAILED" | "STEP_CANCELLED" => {
                 settled.insert(step);
@@ -102,7 +109,10 @@ fn retry_after_settle(events: &[EventEnvelope]) -> bool {
 
 fn strip_seq_if(strip: bool, mut state: Value) -> Value {
     if strip {
-        if let Some(Value::Object(d)) = state.get_mut("variables").and_then(|v| v.get_mut(keys::DECISIONS)) {
+        if let Some(Value::Object(d)) = state
+            .get_mut("variables")
+            .and_then(|v| v.get_mut(keys::DECISIONS))
+        {
             for entry in d.values_mut() {
                 if let Value::Object(e) = entry {
                     e.remove("seq");
@@ -115,37 +125,75 @@ fn strip_seq_if(strip: bool, mut state: Value) -> Value {
 
 #[test]
 fn snap_02_snapshots_are_out_of_band() {
-    let events = log(vec![started(), step_started("a"), step_completed("a", json!(1)), suspended("g")]);
+    let events = log(vec![
+        started(),
+        step_started("a"),
+        step_completed("a", json!(1)),
+        suspended("g"),
+    ]);
     let bytes_before = serde_json::to_string(&events).unwrap();
     let record = SnapshotRecord::capture(&fold(&events[..2]), 1);
-    assert_eq!(serde_json::to_string(&events).unwrap(), bytes_before, "taking a snapshot wrote nothing to the log");
+    assert_eq!(
+        serde_json::to_string(&events).unwrap(),
+        bytes_before,
+        "taking a snapshot wrote nothing to the log"
+    );
     assert!(events.iter().all(|e| !e.event_type.contains("SNAPSHOT")));
-    assert_eq!(canon(&restore(&record, &events).unwrap()), canon(&fold(&events)), "with or without a snapshot: same state");
+    assert_eq!(
+        canon(&restore(&record, &events).unwrap()),
+        canon(&fold(&events)),
+        "with or without a snapshot: same state"
+    );
 }
 
 #[test]
 fn snap_03_pre_1_21_snapshot_of_a_caught_step_failure() {
     // Running flow caught a step failure; a 1.20 node folded it `failed` (no _error).
-    let events = log(vec![started(), step_started("a"), step_failed("a"), step_started("b"), step_completed("b", json!(2))]);
+    let events = log(vec![
+        started(),
+        step_started("a"),
+        step_failed("a"),
+        step_started("b"),
+        step_completed("b", json!(2)),
+    ]);
     let old = fold_as(v(20), &ExecutionState::new(), &events[..3]);
     assert_eq!(old.status, Status::Failed);
     let record = SnapshotRecord::capture_as(v(20), &old, 2);
-    assert_eq!(normalize_snapshot_state(&record).unwrap().status, Status::Running);
-    assert_eq!(canon(&restore(&record, &events).unwrap()), canon(&fold(&events)));
+    assert_eq!(
+        normalize_snapshot_state(&record).unwrap().status,
+        Status::Running
+    );
+    assert_eq!(
+        canon(&restore(&record, &events).unwrap()),
+        canon(&fold(&events))
+    );
     // Parked variant: becomes suspended with _failedWhileParked, and a null resume is status-only.
-    let parked = log(vec![started(), step_started("a"), suspended("g"), step_failed("a"), resumed(Value::Null)]);
+    let parked = log(vec![
+        started(),
+        step_started("a"),
+        suspended("g"),
+        step_failed("a"),
+        resumed(Value::Null),
+    ]);
     let old = fold_as(v(20), &ExecutionState::new(), &parked[..4]);
     let n = normalize_snapshot_state(&SnapshotRecord::capture_as(v(20), &old, 3)).unwrap();
     assert_eq!(n.status, Status::Suspended);
     assert!(n.failed_while_parked());
     let rec = SnapshotRecord::capture_as(v(20), &old, 3);
-    assert_eq!(canon(&restore(&rec, &parked).unwrap()), canon(&fold(&parked)));
+    assert_eq!(
+        canon(&restore(&rec, &parked).unwrap()),
+        canon(&fold(&parked))
+    );
 }
 
 #[test]
 fn snap_04_documented_exceptions_diverge_as_stated() {
     // (a) EXECUTION_FAILED without error (never kernel-written).
-    let a = log(vec![started(), ev("EXECUTION_FAILED", json!({})), step_started("x")]);
+    let a = log(vec![
+        started(),
+        ev("EXECUTION_FAILED", json!({})),
+        step_started("x"),
+    ]);
     let (k, _, _) = first_snapshot_divergence(v(20), &a).expect("shape (a) is a known divergence");
     assert_eq!(k, 1);
     // (b) genuine failure, re-opened by resumeAs (stale _error kept), then a caught step failure.
@@ -174,8 +222,16 @@ fn load(snapshot: Option<&SnapshotRecord>, events: &[EventEnvelope]) -> Executio
 
 #[test]
 fn snap_05_deleting_snapshots_makes_the_log_authoritative() {
-    let a = log(vec![started(), ev("EXECUTION_FAILED", json!({})), step_started("x")]);
-    let mut snapshots = vec![SnapshotRecord::capture_as(v(20), &fold_as(v(20), &ExecutionState::new(), &a[..2]), 1)];
+    let a = log(vec![
+        started(),
+        ev("EXECUTION_FAILED", json!({})),
+        step_started("x"),
+    ]);
+    let mut snapshots = vec![SnapshotRecord::capture_as(
+        v(20),
+        &fold_as(v(20), &ExecutionState::new(), &a[..2]),
+        1,
+    )];
     assert_ne!(canon(&load(snapshots.last(), &a)), canon(&fold(&a)));
     snapshots.clear(); // SnapshotStore.deleteExecution
     assert_eq!(canon(&load(snapshots.last(), &a)), canon(&fold(&a)));
@@ -183,7 +239,12 @@ fn snap_05_deleting_snapshots_makes_the_log_authoritative() {
 
 #[test]
 fn snap_06_normalization_never_invents_seq() {
-    let events = log(vec![started(), decision("d1", json!(1)), decision("d2", json!(2)), step_started("z")]);
+    let events = log(vec![
+        started(),
+        decision("d1", json!(1)),
+        decision("d2", json!(2)),
+        step_started("z"),
+    ]);
     let v23 = fold_as(v(23), &ExecutionState::new(), &events[..3]);
     let record = SnapshotRecord::capture_as(v(23), &v23, 2);
     let n = normalize_snapshot_state(&record).unwrap();
@@ -205,21 +266,48 @@ fn snap_07_legacy_entry_never_regains_seq() {
         "status": "running", "frames": {}, "sequence": 3, "startedAt": 1000, "updatedAt": 1030,
         "variables": {"_input": 0, "_decisions": {"old": {"choice": 1}, "new": {"choice": 2, "seq": 2}}}
     });
-    let record = SnapshotRecord { schema_version: "1.24.0".into(), sequence: 3, state: legacy };
-    let tail = vec![EventEnvelope { sequence: 4, ..log(vec![decision("old", json!(5))]).remove(0) }];
+    let record = SnapshotRecord {
+        schema_version: "1.24.0".into(),
+        sequence: 3,
+        state: legacy,
+    };
+    let tail = vec![EventEnvelope {
+        sequence: 4,
+        ..log(vec![decision("old", json!(5))]).remove(0)
+    }];
     let s = restore(&record, &tail).unwrap();
     let d = s.variables.decisions.as_ref().unwrap();
-    assert!(d.get("old").unwrap().get("seq").is_none(), "a repeat never invents a seq");
+    assert!(
+        d.get("old").unwrap().get("seq").is_none(),
+        "a repeat never invents a seq"
+    );
     assert_eq!(d.get("old").unwrap()["choice"], json!(5));
     assert_eq!(d.get("new").unwrap()["seq"], json!(2));
     // A 1.23 node rebuilding a stamped entry drops its seq.
     let stamped = fold(&log(vec![started(), decision("d", json!(1))]));
-    let rebuilt = fold_as(v(23), &stamped, &[EventEnvelope { sequence: 2, ..log(vec![decision("d", json!(1))]).remove(0) }]);
-    assert!(rebuilt.variables.decisions.as_ref().unwrap().get("d").unwrap().get("seq").is_none());
+    let rebuilt = fold_as(
+        v(23),
+        &stamped,
+        &[EventEnvelope {
+            sequence: 2,
+            ..log(vec![decision("d", json!(1))]).remove(0)
+        }],
+    );
+    assert!(rebuilt
+        .variables
+        .decisions
+        .as_ref()
+        .unwrap()
+        .get("d")
+        .unwrap()
+        .get("seq")
+        .is_none());
 }
 
 fn state_with_decisions(json_text: &str) -> ExecutionState {
-    let text = format!(r#"{{"status":"running","frames":{{}},"sequence":1,"startedAt":1,"updatedAt":1,"variables":{{"_decisions":{json_text}}}}}"#);
+    let text = format!(
+        r#"{{"status":"running","frames":{{}},"sequence":1,"startedAt":1,"updatedAt":1,"variables":{{"_decisions":{json_text}}}}}"#
+    );
     serde_json::from_str(&text).unwrap()
 }
 
@@ -227,14 +315,27 @@ fn state_with_decisions(json_text: &str) -> ExecutionState {
 fn snap_08_evidence_order_of_mixed_maps() {
     let cases = [
         // stamped by seq; each unstamped entry right after the stamped entry before it in map order
-        (r#"{"b":{"choice":1,"seq":5},"x":{"choice":0},"a":{"choice":1,"seq":2},"y":{"choice":0}}"#, vec!["a", "y", "b", "x"]),
+        (
+            r#"{"b":{"choice":1,"seq":5},"x":{"choice":0},"a":{"choice":1,"seq":2},"y":{"choice":0}}"#,
+            vec!["a", "y", "b", "x"],
+        ),
         // GAP-16: unstamped entries with no stamped entry before them come first, in map order
-        (r#"{"z":{"choice":0},"w":{"choice":0},"a":{"choice":1,"seq":1}}"#, vec!["z", "w", "a"]),
+        (
+            r#"{"z":{"choice":0},"w":{"choice":0},"a":{"choice":1,"seq":1}}"#,
+            vec!["z", "w", "a"],
+        ),
         // array-index keys come first in JavaScript map order
-        (r#"{"k":{"choice":1,"seq":1},"10":{"choice":1,"seq":3},"2":{"choice":0}}"#, vec!["2", "k", "10"]),
+        (
+            r#"{"k":{"choice":1,"seq":1},"10":{"choice":1,"seq":3},"2":{"choice":0}}"#,
+            vec!["2", "k", "10"],
+        ),
     ];
     for (map, expected) in cases {
-        assert_eq!(evidence_order(&state_with_decisions(map)), expected, "{map}");
+        assert_eq!(
+            evidence_order(&state_with_decisions(map)),
+            expected,
+            "{map}"
+        );
     }
 }
 
@@ -245,38 +346,77 @@ fn jsonb_text(v: &Value) -> String {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort_by(|a, b| (a.len(), a.as_bytes()).cmp(&(b.len(), b.as_bytes())));
-            let parts: Vec<String> = keys.iter().map(|k| format!("{}:{}", serde_json::to_string(k).unwrap(), jsonb_text(&m[*k]))).collect();
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        serde_json::to_string(k).unwrap(),
+                        jsonb_text(&m[*k])
+                    )
+                })
+                .collect();
             format!("{{{}}}", parts.join(","))
         }
-        Value::Array(a) => format!("[{}]", a.iter().map(jsonb_text).collect::<Vec<_>>().join(",")),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(jsonb_text).collect::<Vec<_>>().join(",")
+        ),
         other => other.to_string(),
     }
 }
 
 #[test]
 fn snap_09_decision_order_survives_a_key_reordering_store() {
-    let events = log(vec![started(), decision("zeta", json!(1)), decision("10", json!(2)), decision("alpha", json!(3)), decision("2", json!(4))]);
+    let events = log(vec![
+        started(),
+        decision("zeta", json!(1)),
+        decision("10", json!(2)),
+        decision("alpha", json!(3)),
+        decision("2", json!(4)),
+    ]);
     let s = fold(&events);
     let before = evidence_order(&s);
-    assert_eq!(before, ["zeta", "10", "alpha", "2"], "the order decisions were made in");
+    assert_eq!(
+        before,
+        ["zeta", "10", "alpha", "2"],
+        "the order decisions were made in"
+    );
     let reordered: ExecutionState = serde_json::from_str(&jsonb_text(&s.to_value())).unwrap();
     assert_eq!(evidence_order(&reordered), before);
 }
 
 #[test]
 fn snap_10_pre_1_26_snapshot_inputs_stripped_from_settled_frames() {
-    let events = log(vec![started(), step_started("a"), step_completed("a", json!(1)), step_started("b"), step_failed("b"), step_started("c")]);
+    let events = log(vec![
+        started(),
+        step_started("a"),
+        step_completed("a", json!(1)),
+        step_started("b"),
+        step_failed("b"),
+        step_started("c"),
+    ]);
     let old = fold_as(v(25), &ExecutionState::new(), &events[..5]);
     assert!(old.frames["a"].input.is_some());
     let record = SnapshotRecord::capture_as(v(25), &old, 4);
     let n = normalize_snapshot_state(&record).unwrap();
     assert!(n.frames["a"].input.is_none() && n.frames["b"].input.is_none());
-    assert_eq!(canon(&restore(&record, &events).unwrap()), canon(&fold(&events)));
+    assert_eq!(
+        canon(&restore(&record, &events).unwrap()),
+        canon(&fold(&events))
+    );
 }
 
 #[test]
 fn snap_11_stray_input_from_a_pre_1_26_node_is_harmless() {
-    let events = log(vec![started(), step_started("a"), decision("d", json!("x")), step_completed("a", json!({"r": 1})), suspended("g"), resumed(json!(7))]);
+    let events = log(vec![
+        started(),
+        step_started("a"),
+        decision("d", json!("x")),
+        step_completed("a", json!({"r": 1})),
+        suspended("g"),
+        resumed(json!(7)),
+    ]);
     let new = fold(&events);
     let old_node = fold_as(v(25), &ExecutionState::new(), &events);
     assert!(old_node.frames["a"].input.is_some());
@@ -288,7 +428,12 @@ fn snap_11_stray_input_from_a_pre_1_26_node_is_harmless() {
 
 #[test]
 fn snap_12_restore_shows_migrated_input() {
-    let events = log(vec![started(), ev("EXECUTION_MIGRATED", json!({"migratedInput": {"n": 2}})), suspended("g"), resumed(json!(1))]);
+    let events = log(vec![
+        started(),
+        ev("EXECUTION_MIGRATED", json!({"migratedInput": {"n": 2}})),
+        suspended("g"),
+        resumed(json!(1)),
+    ]);
     let record = SnapshotRecord::capture(&fold(&events[..2]), 1);
     let s = restore(&record, &events).unwrap();
     assert_eq!(s.variables.get(keys::INPUT), Some(&json!({"n": 2})));
@@ -297,8 +442,19 @@ fn snap_12_restore_shows_migrated_input() {
 #[test]
 fn snapshot_from_the_future_or_garbage_is_an_error() {
     let s = fold(&log(vec![started()]));
-    let future = SnapshotRecord { schema_version: "1.99.0".into(), sequence: 0, state: s.to_value() };
-    assert!(normalize_snapshot_state(&future).unwrap_err().to_string().contains("1.99.0"));
-    let garbage = SnapshotRecord { schema_version: "1.26.0".into(), sequence: 0, state: json!({"status": 5}) };
+    let future = SnapshotRecord {
+        schema_version: "1.99.0".into(),
+        sequence: 0,
+        state: s.to_value(),
+    };
+    assert!(normalize_snapshot_state(&future)
+        .unwrap_err()
+        .to_string()
+        .contains("1.99.0"));
+    let garbage = SnapshotRecord {
+        schema_version: "1.26.0".into(),
+        sequence: 0,
+        state: json!({"status": 5}),
+    };
     assert!(normalize_snapshot_state(&garbage).is_err());
 }

@@ -2,15 +2,16 @@
 
 use super::state::{keys, Frame, FrameStatus, Status};
 use super::{
-    is_known_event_type, DiagnosticKind, DiagnosticSink, ExecutionState, FoldDiagnostic, FoldVersion,
-    DIVERGED_GATE, INDOUBT_GATE, PROTO_KEY,
+    is_known_event_type, DiagnosticKind, DiagnosticSink, ExecutionState, FoldDiagnostic,
+    FoldVersion, DIVERGED_GATE, INDOUBT_GATE, PROTO_KEY,
 };
 use crate::envelope::EventEnvelope;
 use crate::limits::{QUARANTINED_ENTRIES_MAX, RESOURCE_CUSTOM_KEYS_MAX};
 use serde_json::{Map, Value};
 
 /// The resource dimensions (RES-03). `custom` is a payload field, not a dimension.
-pub const RESOURCE_DIMENSIONS: [&str; 6] = ["tokens", "costUsd", "ms", "memBytes", "wallMs", "netBytes"];
+pub const RESOURCE_DIMENSIONS: [&str; 6] =
+    ["tokens", "costUsd", "ms", "memBytes", "wallMs", "netBytes"];
 
 /// What a handler did with its envelope.
 enum Outcome {
@@ -47,9 +48,24 @@ pub(super) fn apply(
     v: FoldVersion,
     sink: &mut dyn DiagnosticSink,
 ) {
-    let EventEnvelope { event_type, sequence, timestamp_ms, mut payload, metadata, .. } = event;
-    let mut cx = Ctx { index, sequence, event_type: &event_type, sink };
-    let kernel = matches!(metadata.as_ref().and_then(|m| m.get("kernel")), Some(Value::Bool(true)));
+    let EventEnvelope {
+        event_type,
+        sequence,
+        timestamp_ms,
+        mut payload,
+        metadata,
+        ..
+    } = event;
+    let mut cx = Ctx {
+        index,
+        sequence,
+        event_type: &event_type,
+        sink,
+    };
+    let kernel = matches!(
+        metadata.as_ref().and_then(|m| m.get("kernel")),
+        Some(Value::Bool(true))
+    );
 
     // FOLD-19: a stamp counts on ANY envelope, known kind or not.
     let mut acted = false;
@@ -82,7 +98,9 @@ pub(super) fn apply(
         "EXECUTION_STARTED" => execution_started(state, payload, timestamp_ms, meta, v),
         "EXECUTION_SUSPENDED" => execution_suspended(state, payload, v),
         "EXECUTION_RESUMED" => execution_resumed(state, payload, kernel, v),
-        "EXECUTION_COMPLETED" => execution_ended(state, Status::Completed, payload, "output", keys::OUTPUT),
+        "EXECUTION_COMPLETED" => {
+            execution_ended(state, Status::Completed, payload, "output", keys::OUTPUT)
+        }
         "EXECUTION_FAILED" => execution_ended(state, Status::Failed, payload, "error", keys::ERROR),
         "EXECUTION_CANCELLED" => execution_ended(state, Status::Cancelled, payload, "", ""),
         "EXECUTION_CONTINUED" => gated(v, 23, kernel, |_| execution_continued(state, payload)),
@@ -111,7 +129,9 @@ pub(super) fn apply(
             }
         }
         "MESSAGE_CONSUMED" => gated(v, 23, kernel, |v| message_consumed(state, payload, v)),
-        "INBOX_QUARANTINED" => gated(v, 25, kernel, |_| inbox_quarantined(state, payload, sequence)),
+        "INBOX_QUARANTINED" => gated(v, 25, kernel, |_| {
+            inbox_quarantined(state, payload, sequence)
+        }),
         "INBOX_RELEASED" => gated(v, 25, kernel, |_| inbox_released(state, payload)),
         // Known kinds with no fold effect: audit facts and ingress-only kinds.
         _ => Outcome::Inert,
@@ -132,7 +152,12 @@ fn bookkeep(state: &mut ExecutionState, sequence: u64, timestamp_ms: i64) {
 }
 
 /// A kind introduced at `since` that folds only from kernel-stamped envelopes.
-fn gated(v: FoldVersion, since: u32, kernel: bool, f: impl FnOnce(FoldVersion) -> Outcome) -> Outcome {
+fn gated(
+    v: FoldVersion,
+    since: u32,
+    kernel: bool,
+    f: impl FnOnce(FoldVersion) -> Outcome,
+) -> Outcome {
     if !v.has(since) {
         Outcome::Ignored(DiagnosticKind::NotYetKnown)
     } else if !kernel {
@@ -172,7 +197,9 @@ fn take_object(payload: Value, kind: &str) -> Result<Map<String, Value>, Outcome
 fn key_field(m: &Map<String, Value>, field: &str) -> Result<String, Outcome> {
     match m.get(field) {
         Some(Value::String(s)) if !s.is_empty() && s != PROTO_KEY => Ok(s.clone()),
-        Some(Value::String(s)) if s == PROTO_KEY => Err(invalid(format!("`{field}` must not be `__proto__` (FOLD-05)"))),
+        Some(Value::String(s)) if s == PROTO_KEY => Err(invalid(format!(
+            "`{field}` must not be `__proto__` (FOLD-05)"
+        ))),
         _ => Err(invalid(format!("`{field}` must be a non-empty string"))),
     }
 }
@@ -195,7 +222,9 @@ fn execution_started(
     };
     state.status = Status::Running;
     state.started_at = Some(timestamp_ms);
-    state.variables.set(keys::INPUT, m.remove("input").unwrap_or(Value::Null));
+    state
+        .variables
+        .set(keys::INPUT, m.remove("input").unwrap_or(Value::Null));
     if let Some(Value::String(h)) = m.remove("flowHash") {
         state.variables.set(keys::FLOW_HASH, Value::String(h));
     }
@@ -263,7 +292,9 @@ fn validate_carry(carry: &Value) -> Option<(Option<Value>, Option<Value>)> {
             for (k, val) in r {
                 if k == "custom" {
                     let custom = val.as_object()?;
-                    if custom.len() > RESOURCE_CUSTOM_KEYS_MAX || !custom.values().all(nonneg_number) {
+                    if custom.len() > RESOURCE_CUSTOM_KEYS_MAX
+                        || !custom.values().all(nonneg_number)
+                    {
                         return None;
                     }
                 } else if !RESOURCE_DIMENSIONS.contains(&k.as_str()) || !nonneg_number(val) {
@@ -329,7 +360,12 @@ fn execution_suspended(state: &mut ExecutionState, payload: Value, v: FoldVersio
     Outcome::Acted
 }
 
-fn execution_resumed(state: &mut ExecutionState, payload: Value, kernel: bool, v: FoldVersion) -> Outcome {
+fn execution_resumed(
+    state: &mut ExecutionState,
+    payload: Value,
+    kernel: bool,
+    v: FoldVersion,
+) -> Outcome {
     // FOLD-28 / GAP-23: a kernel-stamped, wait-addressed resume answers a wait, not a gate.
     let wait_id = match &payload {
         Value::Object(m) if v.has(23) && kernel => match m.get("waitId") {
@@ -340,7 +376,10 @@ fn execution_resumed(state: &mut ExecutionState, payload: Value, kernel: bool, v
     };
     if let Some(wait_id) = wait_id {
         let answer = payload.get("answer").cloned().unwrap_or(Value::Null);
-        state.variables.object_mut(keys::WAIT_ANSWERS).insert(wait_id, answer);
+        state
+            .variables
+            .object_mut(keys::WAIT_ANSWERS)
+            .insert(wait_id, answer);
     } else if v.has(16) {
         let passthrough = if payload.is_null() && v.has(20) {
             // GAP-34: a null answers a gate only at an ordinary park with no parked failure.
@@ -353,7 +392,10 @@ fn execution_resumed(state: &mut ExecutionState, payload: Value, kernel: bool, v
             true
         };
         if passthrough {
-            state.variables.array_mut(keys::RESUME_PAYLOADS).push(payload);
+            state
+                .variables
+                .array_mut(keys::RESUME_PAYLOADS)
+                .push(payload);
         }
     }
     state.status = Status::Running;
@@ -361,7 +403,13 @@ fn execution_resumed(state: &mut ExecutionState, payload: Value, kernel: bool, v
     Outcome::Acted
 }
 
-fn execution_ended(state: &mut ExecutionState, status: Status, payload: Value, field: &str, key: &str) -> Outcome {
+fn execution_ended(
+    state: &mut ExecutionState,
+    status: Status,
+    payload: Value,
+    field: &str,
+    key: &str,
+) -> Outcome {
     if !field.is_empty() {
         if let Value::Object(mut m) = payload {
             if let Some(value) = m.remove(field) {
@@ -414,7 +462,10 @@ fn step_started(state: &mut ExecutionState, payload: Value) -> Outcome {
         Err(o) => return o,
     };
     let prior_attempt = state.frames.get(&step_id).map_or(0, |f| f.attempt);
-    let attempt = m.get("attempt").and_then(Value::as_u64).unwrap_or(prior_attempt + 1);
+    let attempt = m
+        .get("attempt")
+        .and_then(Value::as_u64)
+        .unwrap_or(prior_attempt + 1);
     let mut frame = Frame::new(FrameStatus::Running, attempt);
     frame.tool_id = m.get("toolId").and_then(Value::as_str).map(str::to_owned);
     frame.kind = m.get("kind").and_then(Value::as_str).map(str::to_owned);
@@ -432,7 +483,10 @@ fn step_retrying(state: &mut ExecutionState, payload: Value) -> Outcome {
         Ok(s) => s,
         Err(o) => return o,
     };
-    let frame = state.frames.entry(step_id).or_insert_with(|| Frame::new(FrameStatus::Retrying, 1));
+    let frame = state
+        .frames
+        .entry(step_id)
+        .or_insert_with(|| Frame::new(FrameStatus::Retrying, 1));
     frame.status = FrameStatus::Retrying;
     if let Some(a) = m.get("attempt").and_then(Value::as_u64) {
         frame.attempt = a;
@@ -440,7 +494,12 @@ fn step_retrying(state: &mut ExecutionState, payload: Value) -> Outcome {
     Outcome::Acted
 }
 
-fn step_settled(state: &mut ExecutionState, payload: Value, status: FrameStatus, v: FoldVersion) -> Outcome {
+fn step_settled(
+    state: &mut ExecutionState,
+    payload: Value,
+    status: FrameStatus,
+    v: FoldVersion,
+) -> Outcome {
     let mut m = match take_object(payload, "STEP_*") {
         Ok(m) => m,
         Err(o) => return o,
@@ -449,7 +508,10 @@ fn step_settled(state: &mut ExecutionState, payload: Value, status: FrameStatus,
         Ok(s) => s,
         Err(o) => return o,
     };
-    let frame = state.frames.entry(step_id).or_insert_with(|| Frame::new(status, 1));
+    let frame = state
+        .frames
+        .entry(step_id)
+        .or_insert_with(|| Frame::new(status, 1));
     frame.status = status;
     frame.output = None;
     frame.error = None;
@@ -475,7 +537,9 @@ fn step_settled(state: &mut ExecutionState, payload: Value, status: FrameStatus,
         if v.has(21) {
             // FOLD-09/FOLD-10: never fails the execution; a parked failure is remembered.
             if state.status == Status::Suspended {
-                state.variables.set(keys::FAILED_WHILE_PARKED, Value::Bool(true));
+                state
+                    .variables
+                    .set(keys::FAILED_WHILE_PARKED, Value::Bool(true));
             }
         } else if matches!(state.status, Status::Running | Status::Suspended) {
             // Before 1.21.0 a step failure moved a live execution to failed.
@@ -494,7 +558,10 @@ fn effect_indoubt(state: &mut ExecutionState, payload: Value) -> Outcome {
         Ok(s) => s,
         Err(o) => return o,
     };
-    let frame = state.frames.entry(step_id).or_insert_with(|| Frame::new(FrameStatus::Indoubt, 1));
+    let frame = state
+        .frames
+        .entry(step_id)
+        .or_insert_with(|| Frame::new(FrameStatus::Indoubt, 1));
     frame.status = FrameStatus::Indoubt;
     if let Some(a) = m.get("attempt").and_then(Value::as_u64) {
         frame.attempt = a;
@@ -502,7 +569,13 @@ fn effect_indoubt(state: &mut ExecutionState, payload: Value) -> Outcome {
     Outcome::Acted
 }
 
-fn decision_recorded(state: &mut ExecutionState, payload: Value, sequence: u64, kernel: bool, v: FoldVersion) -> Outcome {
+fn decision_recorded(
+    state: &mut ExecutionState,
+    payload: Value,
+    sequence: u64,
+    kernel: bool,
+    v: FoldVersion,
+) -> Outcome {
     let mut m = match take_object(payload, "DECISION_RECORDED") {
         Ok(m) => m,
         Err(o) => return o,
@@ -528,7 +601,10 @@ fn decision_recorded(state: &mut ExecutionState, payload: Value, sequence: u64, 
             entry.insert("innerSteps".into(), x);
         }
     }
-    let decisions = state.variables.decisions.get_or_insert_with(Default::default);
+    let decisions = state
+        .variables
+        .decisions
+        .get_or_insert_with(Default::default);
     if v.has(24) {
         // FOLD-38: the FIRST envelope's sequence; a repeat keeps it, and a legacy entry
         // without one never gains one (SNAP-07).
@@ -549,12 +625,19 @@ fn resource_metered(state: &mut ExecutionState, payload: Value, v: FoldVersion) 
         Ok(m) => m,
         Err(o) => return o,
     };
-    let measured: Vec<(&str, f64)> =
-        RESOURCE_DIMENSIONS.iter().filter_map(|d| m.get(*d).and_then(Value::as_f64).map(|x| (*d, x))).collect();
+    let measured: Vec<(&str, f64)> = RESOURCE_DIMENSIONS
+        .iter()
+        .filter_map(|d| m.get(*d).and_then(Value::as_f64).map(|x| (*d, x)))
+        .collect();
     let custom: Vec<(String, f64)> = if v.has(23) {
         m.get("custom")
             .and_then(Value::as_object)
-            .map(|c| c.iter().filter(|(k, _)| *k != PROTO_KEY).filter_map(|(k, x)| x.as_f64().map(|x| (k.clone(), x))).collect())
+            .map(|c| {
+                c.iter()
+                    .filter(|(k, _)| *k != PROTO_KEY)
+                    .filter_map(|(k, x)| x.as_f64().map(|x| (k.clone(), x)))
+                    .collect()
+            })
             .unwrap_or_default()
     } else {
         Vec::new()
@@ -567,7 +650,9 @@ fn resource_metered(state: &mut ExecutionState, payload: Value, v: FoldVersion) 
         add_number(acc, d, x);
     }
     if !custom.is_empty() {
-        let slot = acc.entry("custom").or_insert_with(|| Value::Object(Map::new()));
+        let slot = acc
+            .entry("custom")
+            .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(c) = slot {
             for (k, x) in custom {
                 if c.contains_key(&k) || c.len() < RESOURCE_CUSTOM_KEYS_MAX {
@@ -603,7 +688,10 @@ fn events_rehomed(state: &mut ExecutionState, payload: Value, sequence: u64) -> 
         Err(o) => return o,
     };
     m.insert("seq".into(), Value::from(sequence));
-    state.variables.array_mut(keys::LIFECYCLE).push(Value::Object(m));
+    state
+        .variables
+        .array_mut(keys::LIFECYCLE)
+        .push(Value::Object(m));
     Outcome::Acted
 }
 
@@ -617,7 +705,10 @@ fn parallel_completed(state: &mut ExecutionState, payload: Value) -> Outcome {
         Err(o) => return o,
     };
     m.remove("scopeId");
-    state.variables.object_mut(keys::SCOPES).insert(scope, Value::Object(m));
+    state
+        .variables
+        .object_mut(keys::SCOPES)
+        .insert(scope, Value::Object(m));
     Outcome::Acted
 }
 
@@ -635,7 +726,11 @@ fn message_consumed(state: &mut ExecutionState, payload: Value, v: FoldVersion) 
         Err(o) => return o,
     };
     let inbox = state.variables.object_mut(keys::INBOX);
-    let consumed = inbox.get(&topic).and_then(|t| t.get("consumed")).and_then(Value::as_u64).unwrap_or(0);
+    let consumed = inbox
+        .get(&topic)
+        .and_then(|t| t.get("consumed"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     let mut cursor = Map::new();
     cursor.insert("consumed".into(), Value::from(consumed + 1));
     cursor.insert("lastMessageId".into(), Value::String(message_id.clone()));
@@ -643,7 +738,10 @@ fn message_consumed(state: &mut ExecutionState, payload: Value, v: FoldVersion) 
     if let Some(Value::String(wait_id)) = m.remove("waitId") {
         if wait_id != PROTO_KEY {
             let message = m.remove("message").unwrap_or(Value::Null);
-            state.variables.object_mut(keys::WAIT_ANSWERS).insert(wait_id, message);
+            state
+                .variables
+                .object_mut(keys::WAIT_ANSWERS)
+                .insert(wait_id, message);
         }
     }
     // FOLD-44 (1.25.0): drop the delivered released entry, only when quarantine state exists.
@@ -672,7 +770,9 @@ fn quarantine_total(state: &ExecutionState) -> usize {
         .variables
         .get(keys::QUARANTINED)
         .and_then(Value::as_object)
-        .map_or(0, |q| q.values().filter_map(Value::as_array).map(Vec::len).sum())
+        .map_or(0, |q| {
+            q.values().filter_map(Value::as_array).map(Vec::len).sum()
+        })
 }
 
 fn inbox_quarantined(state: &mut ExecutionState, payload: Value, sequence: u64) -> Outcome {
@@ -694,7 +794,10 @@ fn inbox_quarantined(state: &mut ExecutionState, payload: Value, sequence: u64) 
     let q = state.variables.object_mut(keys::QUARANTINED);
     let queue = q.entry(topic).or_insert_with(|| Value::Array(Vec::new()));
     if let Value::Array(queue) = queue {
-        if queue.iter().any(|e| e.get("messageId").and_then(Value::as_str) == Some(message_id.as_str())) {
+        if queue
+            .iter()
+            .any(|e| e.get("messageId").and_then(Value::as_str) == Some(message_id.as_str()))
+        {
             return invalid("message is already held on this topic");
         }
         let mut entry = Map::new();
@@ -715,7 +818,9 @@ fn inbox_released(state: &mut ExecutionState, payload: Value) -> Outcome {
         Err(o) => return o,
     };
     let operator = m.get("operator").is_some_and(|x| !x.is_null());
-    let auto = m.get("auto").is_some_and(|x| !x.is_null() && x != &Value::Bool(false));
+    let auto = m
+        .get("auto")
+        .is_some_and(|x| !x.is_null() && x != &Value::Bool(false));
     let deliver = m.get("deliver") == Some(&Value::Bool(true));
     // FOLD-42: exactly one of operator / auto; auto only with deliver (GAP-17).
     if operator == auto {
@@ -759,17 +864,23 @@ fn inbox_released(state: &mut ExecutionState, payload: Value) -> Outcome {
 /// Whether a carried `_quarantined` value has the folded shape: topic → queue of
 /// entries `released? held*`, at most 1,024 entries in total.
 pub fn valid_quarantine(q: &Value) -> bool {
-    let Some(topics) = q.as_object() else { return false };
+    let Some(topics) = q.as_object() else {
+        return false;
+    };
     let mut total = 0usize;
     for (topic, queue) in topics {
         if topic == PROTO_KEY {
             return false;
         }
-        let Some(queue) = queue.as_array() else { return false };
+        let Some(queue) = queue.as_array() else {
+            return false;
+        };
         total += queue.len();
         for (i, e) in queue.iter().enumerate() {
             let Some(e) = e.as_object() else { return false };
-            if !e.get("messageId").is_some_and(Value::is_string) || !e.get("seq").is_some_and(Value::is_u64) {
+            if !e.get("messageId").is_some_and(Value::is_string)
+                || !e.get("seq").is_some_and(Value::is_u64)
+            {
                 return false;
             }
             if e.contains_key("released") && i != 0 {

@@ -43,7 +43,9 @@ impl FoldVersion {
 
     /// `1.<minor>.0`, if this fold can reproduce it.
     pub fn from_minor(minor: u32) -> Option<FoldVersion> {
-        (Self::OLDEST.minor..=Self::CURRENT.minor).contains(&minor).then_some(FoldVersion { minor })
+        (Self::OLDEST.minor..=Self::CURRENT.minor)
+            .contains(&minor)
+            .then_some(FoldVersion { minor })
     }
 
     /// Parses `1.MINOR.PATCH`. A major other than 1, or a minor outside 1.15–1.26, is an
@@ -56,7 +58,9 @@ impl FoldVersion {
         u32::try_from(v.minor)
             .ok()
             .and_then(FoldVersion::from_minor)
-            .ok_or_else(|| format!("schema {text}: this fold reproduces 1.15.0 through {EVENT_SCHEMA_VERSION}"))
+            .ok_or_else(|| {
+                format!("schema {text}: this fold reproduces 1.15.0 through {EVENT_SCHEMA_VERSION}")
+            })
     }
 
     /// The minor number.
@@ -138,7 +142,11 @@ pub fn is_known_event_type(event_type: &str) -> bool {
 
 /// The kinds a given fold version knows.
 pub fn known_event_types_at(version: FoldVersion) -> Vec<&'static str> {
-    EVENT_KINDS_SINCE.iter().filter(|(_, since)| version.has(*since)).map(|(k, _)| *k).collect()
+    EVENT_KINDS_SINCE
+        .iter()
+        .filter(|(_, since)| version.has(*since))
+        .map(|(k, _)| *k)
+        .collect()
 }
 
 /// Reserved gate of an in-doubt park (GAP-10, reference-defined).
@@ -181,13 +189,26 @@ pub enum DiagnosticKind {
 
 impl std::fmt::Display for FoldDiagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "event {} (sequence {}, {}): ", self.index, self.sequence, self.event_type)?;
+        write!(
+            f,
+            "event {} (sequence {}, {}): ",
+            self.index, self.sequence, self.event_type
+        )?;
         match &self.kind {
-            DiagnosticKind::ProtoKeysDropped(n) => write!(f, "dropped {n} `__proto__` key(s) (FOLD-05)"),
+            DiagnosticKind::ProtoKeysDropped(n) => {
+                write!(f, "dropped {n} `__proto__` key(s) (FOLD-05)")
+            }
             DiagnosticKind::InvalidPayload(why) => write!(f, "ignored: {why}"),
-            DiagnosticKind::NotKernelStamped => write!(f, "ignored: kernel-only kind without metadata.kernel: true (FOLD-30)"),
-            DiagnosticKind::NotYetKnown => write!(f, "ignored: kind not known at this schema version"),
-            DiagnosticKind::QuarantineCapReached => write!(f, "ignored: _quarantined is at its 1024-entry cap (GAP-17)"),
+            DiagnosticKind::NotKernelStamped => write!(
+                f,
+                "ignored: kernel-only kind without metadata.kernel: true (FOLD-30)"
+            ),
+            DiagnosticKind::NotYetKnown => {
+                write!(f, "ignored: kind not known at this schema version")
+            }
+            DiagnosticKind::QuarantineCapReached => {
+                write!(f, "ignored: _quarantined is at its 1024-entry cap (GAP-17)")
+            }
         }
     }
 }
@@ -199,18 +220,35 @@ pub fn fold(events: &[EventEnvelope]) -> ExecutionState {
 
 /// Folds `tail` onto a copy of `state` (the caller's value is untouched, FOLD-06).
 pub fn fold_from(state: &ExecutionState, tail: &[EventEnvelope]) -> ExecutionState {
-    fold_versioned(state.clone(), tail.iter().cloned(), FoldVersion::CURRENT, &mut NoDiagnostics)
+    fold_versioned(
+        state.clone(),
+        tail.iter().cloned(),
+        FoldVersion::CURRENT,
+        &mut NoDiagnostics,
+    )
 }
 
 /// Folds owned envelopes onto an owned state: no payload is cloned. The fastest path,
 /// used when a log is streamed from bytes.
-pub fn fold_owned(state: ExecutionState, events: impl IntoIterator<Item = EventEnvelope>) -> ExecutionState {
+pub fn fold_owned(
+    state: ExecutionState,
+    events: impl IntoIterator<Item = EventEnvelope>,
+) -> ExecutionState {
     fold_versioned(state, events, FoldVersion::CURRENT, &mut NoDiagnostics)
 }
 
 /// Folds as a given schema version.
-pub fn fold_as(version: FoldVersion, state: &ExecutionState, tail: &[EventEnvelope]) -> ExecutionState {
-    fold_versioned(state.clone(), tail.iter().cloned(), version, &mut NoDiagnostics)
+pub fn fold_as(
+    version: FoldVersion,
+    state: &ExecutionState,
+    tail: &[EventEnvelope],
+) -> ExecutionState {
+    fold_versioned(
+        state.clone(),
+        tail.iter().cloned(),
+        version,
+        &mut NoDiagnostics,
+    )
 }
 
 /// Folds and also returns what the fold set aside.
@@ -267,9 +305,16 @@ pub fn get_decision<'a>(state: &'a ExecutionState, id: &str) -> Option<&'a Value
 /// order; unstamped entries with no stamped entry before them come first, in map order
 /// (GAP-16).
 pub fn evidence_order(state: &ExecutionState) -> Vec<String> {
-    let Some(decisions) = state.variables.decisions.as_ref() else { return Vec::new() };
+    let Some(decisions) = state.variables.decisions.as_ref() else {
+        return Vec::new();
+    };
     let order = decisions.js_order();
-    let seq_of = |id: &str| decisions.get(id).and_then(|e| e.get("seq")).and_then(Value::as_u64);
+    let seq_of = |id: &str| {
+        decisions
+            .get(id)
+            .and_then(|e| e.get("seq"))
+            .and_then(Value::as_u64)
+    };
     let mut leading: Vec<String> = Vec::new();
     // (seq, map position, id, followers)
     let mut stamped: Vec<(u64, usize, String, Vec<String>)> = Vec::new();

@@ -47,7 +47,10 @@ impl Status {
 
     /// Completed, failed, cancelled or continued.
     pub fn is_terminal(self) -> bool {
-        matches!(self, Status::Completed | Status::Failed | Status::Cancelled | Status::Continued)
+        matches!(
+            self,
+            Status::Completed | Status::Failed | Status::Cancelled | Status::Continued
+        )
     }
 }
 
@@ -72,7 +75,10 @@ pub enum FrameStatus {
 impl FrameStatus {
     /// Completed, failed or cancelled: the frame's `input` is dropped (1.26.0, FOLD-48).
     pub fn is_settled(self) -> bool {
-        matches!(self, FrameStatus::Completed | FrameStatus::Failed | FrameStatus::Cancelled)
+        matches!(
+            self,
+            FrameStatus::Completed | FrameStatus::Failed | FrameStatus::Cancelled
+        )
     }
 }
 
@@ -91,19 +97,35 @@ pub struct Frame {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// The task input; present only while the frame is unsettled (1.26.0).
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input: Option<Value>,
     /// Recorded output of a completed task (served on replay).
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output: Option<Value>,
     /// Recorded error of a failed task.
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub error: Option<Value>,
     /// Typed-failure channel (1.17.0, FOLD-16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_channel: Option<String>,
     /// Typed-failure payload (1.17.0, FOLD-16).
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub error_payload: Option<Value>,
     /// Fields a snapshot carried that this fold does not write; kept as they were.
     #[serde(flatten)]
@@ -186,18 +208,29 @@ impl DecisionMap {
     /// Keys in JavaScript property order: array-index keys ascending, then the rest in
     /// map order. This is the "folded-map order" legacy entries are read in.
     pub fn js_order(&self) -> Vec<&str> {
-        let mut index_keys: Vec<(u32, &str)> =
-            self.entries.iter().filter_map(|(k, _)| array_index(k).map(|n| (n, k.as_str()))).collect();
+        let mut index_keys: Vec<(u32, &str)> = self
+            .entries
+            .iter()
+            .filter_map(|(k, _)| array_index(k).map(|n| (n, k.as_str())))
+            .collect();
         index_keys.sort();
         let mut out: Vec<&str> = index_keys.into_iter().map(|(_, k)| k).collect();
-        out.extend(self.entries.iter().filter(|(k, _)| array_index(k).is_none()).map(|(k, _)| k.as_str()));
+        out.extend(
+            self.entries
+                .iter()
+                .filter(|(k, _)| array_index(k).is_none())
+                .map(|(k, _)| k.as_str()),
+        );
         out
     }
 }
 
 /// A canonical array index as JavaScript orders object keys: "0" … "4294967294".
 fn array_index(key: &str) -> Option<u32> {
-    if key.is_empty() || (key.len() > 1 && key.starts_with('0')) || !key.bytes().all(|b| b.is_ascii_digit()) {
+    if key.is_empty()
+        || (key.len() > 1 && key.starts_with('0'))
+        || !key.bytes().all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     key.parse::<u32>().ok().filter(|n| *n != u32::MAX)
@@ -316,7 +349,10 @@ impl Variables {
 
     /// A mutable object under `key`, created empty when absent or not an object.
     pub(crate) fn object_mut(&mut self, key: &str) -> &mut Map<String, Value> {
-        let slot = self.rest.entry(key.to_owned()).or_insert_with(|| Value::Object(Map::new()));
+        let slot = self
+            .rest
+            .entry(key.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
         if !slot.is_object() {
             *slot = Value::Object(Map::new());
         }
@@ -328,7 +364,10 @@ impl Variables {
 
     /// A mutable array under `key`, created empty when absent or not an array.
     pub(crate) fn array_mut(&mut self, key: &str) -> &mut Vec<Value> {
-        let slot = self.rest.entry(key.to_owned()).or_insert_with(|| Value::Array(Vec::new()));
+        let slot = self
+            .rest
+            .entry(key.to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()));
         if !slot.is_array() {
             *slot = Value::Array(Vec::new());
         }
@@ -438,12 +477,16 @@ impl ExecutionState {
 
     /// The open park record, if the execution is parked.
     pub fn suspended_on(&self) -> Option<&Map<String, Value>> {
-        self.variables.get(keys::SUSPENDED_ON).and_then(Value::as_object)
+        self.variables
+            .get(keys::SUSPENDED_ON)
+            .and_then(Value::as_object)
     }
 
     /// The gate the execution is parked on.
     pub fn parked_gate(&self) -> Option<&str> {
-        self.suspended_on().and_then(|p| p.get("on")).and_then(Value::as_str)
+        self.suspended_on()
+            .and_then(|p| p.get("on"))
+            .and_then(Value::as_str)
     }
 
     /// `variables._resumePayloads` as a slice (empty when absent).

@@ -2,9 +2,11 @@
 //! may append, and how it is rewritten before it reaches the log.
 
 use super::KERNEL_METADATA_KEYS;
-use crate::fold::{is_known_event_type, ExecutionState, RESERVED_DECISION_PREFIX};
 use crate::fold::handlers_api::RESOURCE_DIMENSIONS;
-use crate::limits::{QUOTA_REASON_UTF16_UNITS_MAX, RESOURCE_CUSTOM_KEYS_MAX, RESOURCE_METERED_VALUE_MAX};
+use crate::fold::{is_known_event_type, ExecutionState, RESERVED_DECISION_PREFIX};
+use crate::limits::{
+    QUOTA_REASON_UTF16_UNITS_MAX, RESOURCE_CUSTOM_KEYS_MAX, RESOURCE_METERED_VALUE_MAX,
+};
 use serde_json::{Map, Value};
 
 /// Kernel kinds userspace may emit (ADR 0104). Every other kernel kind is refused.
@@ -73,14 +75,22 @@ pub struct EmitRefused {
 
 impl std::fmt::Display for EmitRefused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "EmitRefusedError ({}): {}", self.reason.as_str(), self.message)
+        write!(
+            f,
+            "EmitRefusedError ({}): {}",
+            self.reason.as_str(),
+            self.message
+        )
     }
 }
 
 impl std::error::Error for EmitRefused {}
 
 fn refuse(reason: EmitRefusal, message: impl Into<String>) -> Result<(String, Value), EmitRefused> {
-    Err(EmitRefused { reason, message: message.into() })
+    Err(EmitRefused {
+        reason,
+        message: message.into(),
+    })
 }
 
 /// Validates a userspace emit and returns the event type and payload to append.
@@ -93,8 +103,13 @@ pub fn validate_user_emit(
     payload: Value,
     metadata: Option<&Map<String, Value>>,
 ) -> Result<(String, Value), EmitRefused> {
-    if let Some(key) = metadata.and_then(|m| KERNEL_METADATA_KEYS.iter().find(|k| m.contains_key(**k))) {
-        return refuse(EmitRefusal::KernelMetadata, format!("metadata key `{key}` is written only by the kernel (INGRESS-39)"));
+    if let Some(key) =
+        metadata.and_then(|m| KERNEL_METADATA_KEYS.iter().find(|k| m.contains_key(**k)))
+    {
+        return refuse(
+            EmitRefusal::KernelMetadata,
+            format!("metadata key `{key}` is written only by the kernel (INGRESS-39)"),
+        );
     }
     if !is_known_event_type(event_type) {
         return Ok((event_type.to_owned(), payload));
@@ -103,7 +118,10 @@ pub fn validate_user_emit(
         return refuse(EmitRefusal::KernelEventType, format!("an isolated tool's relay forwards application event types only, not `{event_type}` (INGRESS-32)"));
     }
     if !USERSPACE_KERNEL_ALLOW_LIST.contains(&event_type) {
-        return refuse(EmitRefusal::KernelEventType, format!("`{event_type}` is a kernel event type userspace may not emit (INGRESS-27)"));
+        return refuse(
+            EmitRefusal::KernelEventType,
+            format!("`{event_type}` is a kernel event type userspace may not emit (INGRESS-27)"),
+        );
     }
     match event_type {
         "RESOURCE_METERED" => validate_metering(&payload).map(|_| (event_type.to_owned(), payload)),
@@ -120,7 +138,10 @@ pub fn validate_user_emit(
         }
         "OUTCOME_RECORDED" => {
             if payload.get("recordedBy").is_some() || payload.get("late").is_some() {
-                refuse(EmitRefusal::InvalidPayload, "OUTCOME_RECORDED.recordedBy and .late are kernel-written (GAP-18)")
+                refuse(
+                    EmitRefusal::InvalidPayload,
+                    "OUTCOME_RECORDED.recordedBy and .late are kernel-written (GAP-18)",
+                )
             } else {
                 Ok((event_type.to_owned(), payload))
             }
@@ -131,12 +152,18 @@ pub fn validate_user_emit(
 }
 
 fn bounded(x: &Value) -> bool {
-    x.as_f64().is_some_and(|v| v.is_finite() && v >= 0.0 && v <= RESOURCE_METERED_VALUE_MAX)
+    x.as_f64()
+        .is_some_and(|v| v.is_finite() && v >= 0.0 && v <= RESOURCE_METERED_VALUE_MAX)
 }
 
 fn validate_metering(payload: &Value) -> Result<(), EmitRefused> {
-    let bad = |why: String| EmitRefused { reason: EmitRefusal::InvalidPayload, message: format!("{why} (INGRESS-28)") };
-    let Some(m) = payload.as_object() else { return Err(bad("RESOURCE_METERED payload must be an object".into())) };
+    let bad = |why: String| EmitRefused {
+        reason: EmitRefusal::InvalidPayload,
+        message: format!("{why} (INGRESS-28)"),
+    };
+    let Some(m) = payload.as_object() else {
+        return Err(bad("RESOURCE_METERED payload must be an object".into()));
+    };
     for d in RESOURCE_DIMENSIONS {
         if let Some(x) = m.get(d) {
             if !bounded(x) {
@@ -145,9 +172,13 @@ fn validate_metering(payload: &Value) -> Result<(), EmitRefused> {
         }
     }
     if let Some(custom) = m.get("custom") {
-        let Some(c) = custom.as_object() else { return Err(bad("`custom` must be an object".into())) };
+        let Some(c) = custom.as_object() else {
+            return Err(bad("`custom` must be an object".into()));
+        };
         if c.len() > RESOURCE_CUSTOM_KEYS_MAX {
-            return Err(bad(format!("`custom` holds more than {RESOURCE_CUSTOM_KEYS_MAX} keys")));
+            return Err(bad(format!(
+                "`custom` holds more than {RESOURCE_CUSTOM_KEYS_MAX} keys"
+            )));
         }
         if let Some((k, x)) = c.iter().find(|(_, x)| !bounded(x)) {
             return Err(bad(format!("custom `{k}` must be a finite, non-negative number no larger than {RESOURCE_METERED_VALUE_MAX}, found {x}")));
@@ -156,16 +187,29 @@ fn validate_metering(payload: &Value) -> Result<(), EmitRefused> {
     Ok(())
 }
 
-fn validate_decision(state: &ExecutionState, source: &EmitSource, payload: Value) -> Result<(String, Value), EmitRefused> {
+fn validate_decision(
+    state: &ExecutionState,
+    source: &EmitSource,
+    payload: Value,
+) -> Result<(String, Value), EmitRefused> {
     // Work on plain data: the id read here is the id that will be folded (INGRESS-33).
     let Value::Object(mut m) = payload else {
-        return refuse(EmitRefusal::InvalidPayload, "DECISION_RECORDED payload must be an object");
+        return refuse(
+            EmitRefusal::InvalidPayload,
+            "DECISION_RECORDED payload must be an object",
+        );
     };
     let Some(Value::String(id)) = m.get("id").cloned() else {
-        return refuse(EmitRefusal::InvalidPayload, "DECISION_RECORDED.id must be a string");
+        return refuse(
+            EmitRefusal::InvalidPayload,
+            "DECISION_RECORDED.id must be a string",
+        );
     };
     if !m.contains_key("choice") {
-        return refuse(EmitRefusal::InvalidPayload, "DECISION_RECORDED.choice is missing");
+        return refuse(
+            EmitRefusal::InvalidPayload,
+            "DECISION_RECORDED.choice is missing",
+        );
     }
     let folded_id = match source {
         EmitSource::Effect { step_id, attempt } => format!("effect:{step_id}#{attempt}:{id}"),
@@ -174,7 +218,12 @@ fn validate_decision(state: &ExecutionState, source: &EmitSource, payload: Value
     if folded_id.starts_with(RESERVED_DECISION_PREFIX) {
         return refuse(EmitRefusal::ReservedDecisionId, format!("decision ids beginning `{RESERVED_DECISION_PREFIX}` are reserved for the kernel (INGRESS-33)"));
     }
-    if let Some(existing) = state.variables.decisions.as_ref().and_then(|d| d.get(&folded_id)) {
+    if let Some(existing) = state
+        .variables
+        .decisions
+        .as_ref()
+        .and_then(|d| d.get(&folded_id))
+    {
         if existing.get("choice") != m.get("choice") {
             return refuse(EmitRefusal::ChoiceChange, format!("decision `{folded_id}` is already recorded with a different choice (INGRESS-31)"));
         }

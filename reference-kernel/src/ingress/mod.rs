@@ -22,10 +22,14 @@
 
 mod emit;
 
-pub use emit::{validate_user_emit, EmitRefused, EmitRefusal, EmitSource, USERSPACE_KERNEL_ALLOW_LIST};
+pub use emit::{
+    validate_user_emit, EmitRefusal, EmitRefused, EmitSource, USERSPACE_KERNEL_ALLOW_LIST,
+};
 
 use crate::envelope::EventEnvelope;
-use crate::fold::{is_known_event_type, keys, ExecutionState, Status, INDOUBT_GATE, RESERVED_DECISION_PREFIX};
+use crate::fold::{
+    is_known_event_type, keys, ExecutionState, Status, INDOUBT_GATE, RESERVED_DECISION_PREFIX,
+};
 use crate::schema;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -50,7 +54,11 @@ pub struct ResumeRequest {
 impl ResumeRequest {
     /// A request with no metadata.
     pub fn new(event_type: impl Into<String>, payload: Value) -> ResumeRequest {
-        ResumeRequest { event_type: event_type.into(), payload, metadata: None }
+        ResumeRequest {
+            event_type: event_type.into(),
+            payload,
+            metadata: None,
+        }
     }
 }
 
@@ -105,12 +113,20 @@ pub struct NewEvent {
 
 impl NewEvent {
     fn plain(event_type: &str, payload: Value) -> NewEvent {
-        NewEvent { event_type: event_type.into(), payload, metadata: None }
+        NewEvent {
+            event_type: event_type.into(),
+            payload,
+            metadata: None,
+        }
     }
     fn kernel(event_type: &str, payload: Value) -> NewEvent {
         let mut m = Map::new();
         m.insert("kernel".into(), Value::Bool(true));
-        NewEvent { event_type: event_type.into(), payload, metadata: Some(m) }
+        NewEvent {
+            event_type: event_type.into(),
+            payload,
+            metadata: Some(m),
+        }
     }
 }
 
@@ -198,16 +214,25 @@ impl IngressError {
     }
 
     fn refused(reason: RefusalReason, message: impl Into<String>) -> IngressError {
-        IngressError::ResumeRefused { reason, message: message.into() }
+        IngressError::ResumeRefused {
+            reason,
+            message: message.into(),
+        }
     }
 }
 
 impl std::fmt::Display for IngressError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            IngressError::ResumeRefused { reason, message } => write!(f, "ResumeRefusedError ({}): {message}", reason.as_str()),
-            IngressError::PayloadValidation { message } => write!(f, "ResumePayloadValidationError: {message}"),
-            IngressError::Unauthenticated { message } => write!(f, "ResumeUnauthenticatedError: {message}"),
+            IngressError::ResumeRefused { reason, message } => {
+                write!(f, "ResumeRefusedError ({}): {message}", reason.as_str())
+            }
+            IngressError::PayloadValidation { message } => {
+                write!(f, "ResumePayloadValidationError: {message}")
+            }
+            IngressError::Unauthenticated { message } => {
+                write!(f, "ResumeUnauthenticatedError: {message}")
+            }
         }
     }
 }
@@ -233,14 +258,21 @@ pub fn admit(
     request: &ResumeRequest,
     gate: &GateConfig<'_>,
 ) -> Result<Vec<NewEvent>, IngressError> {
-    let override_request = request.metadata.as_ref().and_then(|m| m.get(DISCARD_LEGACY_ANSWERS_KEY)).is_some();
+    let override_request = request
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get(DISCARD_LEGACY_ANSWERS_KEY))
+        .is_some();
 
     // Trusted kernel paths: no authenticator, but still the gate (GAP-32).
     match path {
         ResumePath::Recover => return recover(state, request, override_request),
         ResumePath::Timer => {
             if override_request {
-                return Err(IngressError::refused(RefusalReason::KernelMetadata, "discardLegacyAnswers is never accepted on TIMER_FIRED (INGRESS-37)"));
+                return Err(IngressError::refused(
+                    RefusalReason::KernelMetadata,
+                    "discardLegacyAnswers is never accepted on TIMER_FIRED (INGRESS-37)",
+                ));
             }
             return timer_wake(state);
         }
@@ -249,13 +281,19 @@ pub fn admit(
 
     // 1. Identity, then authorization.
     let approval = match gate.authenticator {
-        Some(auth) => Some(auth.verify(execution_id, request).map_err(|message| IngressError::Unauthenticated { message })?),
+        Some(auth) => Some(
+            auth.verify(execution_id, request)
+                .map_err(|message| IngressError::Unauthenticated { message })?,
+        ),
         None => None,
     };
     if let Some(authz) = gate.authorizer {
-        authz
-            .authorize(execution_id, request)
-            .map_err(|why| IngressError::refused(RefusalReason::Unauthorized, format!("not authorized to resume this execution: {why}")))?;
+        authz.authorize(execution_id, request).map_err(|why| {
+            IngressError::refused(
+                RefusalReason::Unauthorized,
+                format!("not authorized to resume this execution: {why}"),
+            )
+        })?;
     }
 
     // 2. The gate: namespace and forged metadata first.
@@ -263,26 +301,42 @@ pub fn admit(
         // GAP-08: the one non-gate resume has its own path, checked before the namespace rule.
         return recover(state, request, override_request);
     }
-    if let Some(key) = request.metadata.as_ref().and_then(|m| KERNEL_METADATA_KEYS.iter().find(|k| m.contains_key(**k))) {
-        return Err(IngressError::refused(RefusalReason::KernelMetadata, format!("metadata key `{key}` is written only by the kernel (INGRESS-39)")));
+    if let Some(key) = request
+        .metadata
+        .as_ref()
+        .and_then(|m| KERNEL_METADATA_KEYS.iter().find(|k| m.contains_key(**k)))
+    {
+        return Err(IngressError::refused(
+            RefusalReason::KernelMetadata,
+            format!("metadata key `{key}` is written only by the kernel (INGRESS-39)"),
+        ));
     }
     let is_timer = request.event_type == "TIMER_FIRED";
     if is_known_event_type(&request.event_type) && !is_timer {
         return Err(IngressError::refused(
             RefusalReason::KernelEventType,
-            format!("`{}` is a kernel event type and cannot be delivered as a resume (INGRESS-02)", request.event_type),
+            format!(
+                "`{}` is a kernel event type and cannot be delivered as a resume (INGRESS-02)",
+                request.event_type
+            ),
         ));
     }
 
     let mut events = Vec::new();
     if let Some(verdict) = approval {
-        events.push(NewEvent::kernel("APPROVAL_GRANTED", json!({"eventType": request.event_type, "verdict": verdict})));
+        events.push(NewEvent::kernel(
+            "APPROVAL_GRANTED",
+            json!({"eventType": request.event_type, "verdict": verdict}),
+        ));
     }
 
     if path == ResumePath::ResumeAs && state.status != Status::Suspended {
         // INGRESS-17: nothing is parked; only the namespace rule applied.
         if override_request {
-            return Err(IngressError::refused(RefusalReason::KernelMetadata, "discardLegacyAnswers only applies at a parked gate"));
+            return Err(IngressError::refused(
+                RefusalReason::KernelMetadata,
+                "discardLegacyAnswers only applies at a parked gate",
+            ));
         }
         if state.status.is_terminal() {
             // INGRESS-07: a terminal execution is re-opened by a status-only null resume.
@@ -295,7 +349,10 @@ pub fn admit(
     if state.status != Status::Suspended {
         return Err(IngressError::refused(
             RefusalReason::NotSuspended,
-            format!("the execution is {}, not parked; retry once it parks (INGRESS-13)", state.status.as_str()),
+            format!(
+                "the execution is {}, not parked; retry once it parks (INGRESS-13)",
+                state.status.as_str()
+            ),
         ));
     }
     let park = state.suspended_on().cloned().unwrap_or_default();
@@ -308,12 +365,18 @@ pub fn admit(
     let timed = park.get("wakeAt").is_some_and(|w| w.is_i64() || w.is_u64());
     if is_timer {
         if !timed {
-            return Err(IngressError::refused(RefusalReason::NotTimed, "TIMER_FIRED can only wake a timed park (one with a recorded wakeAt) (INGRESS-04)"));
+            return Err(IngressError::refused(
+                RefusalReason::NotTimed,
+                "TIMER_FIRED can only wake a timed park (one with a recorded wakeAt) (INGRESS-04)",
+            ));
         }
     } else if request.event_type != parked_on {
         return Err(IngressError::refused(
             RefusalReason::GateMismatch,
-            format!("the execution is parked on `{parked_on}`, not `{}` (INGRESS-03)", request.event_type),
+            format!(
+                "the execution is parked on `{parked_on}`, not `{}` (INGRESS-03)",
+                request.event_type
+            ),
         ));
     }
 
@@ -332,8 +395,13 @@ pub fn admit(
         json!({"firedAt": park.get("wakeAt").cloned().unwrap_or(Value::Null)})
     } else {
         match gate.resume_schemas.and_then(|m| m.get(&request.event_type)) {
-            Some(schema) => schema::parse_value(schema, &request.payload).map_err(|e| IngressError::PayloadValidation {
-                message: format!("resumeSchemas[`{}`] refused the payload {e} (INGRESS-22)", request.event_type),
+            Some(schema) => schema::parse_value(schema, &request.payload).map_err(|e| {
+                IngressError::PayloadValidation {
+                    message: format!(
+                        "resumeSchemas[`{}`] refused the payload {e} (INGRESS-22)",
+                        request.event_type
+                    ),
+                }
             })?,
             None => request.payload.clone(),
         }
@@ -352,9 +420,16 @@ pub fn admit(
     Ok(events)
 }
 
-fn recover(state: &ExecutionState, _request: &ResumeRequest, override_request: bool) -> Result<Vec<NewEvent>, IngressError> {
+fn recover(
+    state: &ExecutionState,
+    _request: &ResumeRequest,
+    override_request: bool,
+) -> Result<Vec<NewEvent>, IngressError> {
     if override_request {
-        return Err(IngressError::refused(RefusalReason::KernelMetadata, "discardLegacyAnswers is never accepted on EXECUTION_RECOVERED (INGRESS-37)"));
+        return Err(IngressError::refused(
+            RefusalReason::KernelMetadata,
+            "discardLegacyAnswers is never accepted on EXECUTION_RECOVERED (INGRESS-37)",
+        ));
     }
     match state.status {
         // INGRESS-05/06: re-drive; nothing is recorded.
@@ -368,17 +443,32 @@ fn recover(state: &ExecutionState, _request: &ResumeRequest, override_request: b
 
 fn timer_wake(state: &ExecutionState) -> Result<Vec<NewEvent>, IngressError> {
     if state.status != Status::Suspended {
-        return Err(IngressError::refused(RefusalReason::NotSuspended, "the timer's execution is no longer parked"));
+        return Err(IngressError::refused(
+            RefusalReason::NotSuspended,
+            "the timer's execution is no longer parked",
+        ));
     }
     let park = state.suspended_on().cloned().unwrap_or_default();
     if park.get("on").and_then(Value::as_str) == Some(INDOUBT_GATE) {
-        return Err(IngressError::PayloadValidation { message: "an in-doubt park only accepts a verdict for its step (INGRESS-10)".into() });
+        return Err(IngressError::PayloadValidation {
+            message: "an in-doubt park only accepts a verdict for its step (INGRESS-10)".into(),
+        });
     }
-    let Some(wake_at) = park.get("wakeAt").filter(|w| w.is_i64() || w.is_u64()).cloned() else {
-        return Err(IngressError::refused(RefusalReason::NotTimed, "the park has no recorded wakeAt (INGRESS-04)"));
+    let Some(wake_at) = park
+        .get("wakeAt")
+        .filter(|w| w.is_i64() || w.is_u64())
+        .cloned()
+    else {
+        return Err(IngressError::refused(
+            RefusalReason::NotTimed,
+            "the park has no recorded wakeAt (INGRESS-04)",
+        ));
     };
     let answer = json!({"firedAt": wake_at});
-    Ok(vec![NewEvent::kernel("TIMER_FIRED", answer.clone()), NewEvent::plain("EXECUTION_RESUMED", answer)])
+    Ok(vec![
+        NewEvent::kernel("TIMER_FIRED", answer.clone()),
+        NewEvent::plain("EXECUTION_RESUMED", answer),
+    ])
 }
 
 /// An in-doubt park accepts only a verdict for the parked step and attempt
@@ -391,17 +481,31 @@ fn admit_verdict(
     mut events: Vec<NewEvent>,
 ) -> Result<Vec<NewEvent>, IngressError> {
     let condition = park.get("condition").and_then(Value::as_object);
-    let step = condition.and_then(|c| c.get("stepId")).and_then(Value::as_str).unwrap_or("");
-    let attempt = condition.and_then(|c| c.get("attempt")).and_then(Value::as_u64).unwrap_or(1);
-    let refuse = |why: String| Err(IngressError::PayloadValidation { message: format!("{why}; the execution is parked in doubt on step `{step}` attempt {attempt} and only accepts its verdict (INGRESS-10)") });
+    let step = condition
+        .and_then(|c| c.get("stepId"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let attempt = condition
+        .and_then(|c| c.get("attempt"))
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    let refuse = |why: String| {
+        Err(IngressError::PayloadValidation { message: format!("{why}; the execution is parked in doubt on step `{step}` attempt {attempt} and only accepts its verdict (INGRESS-10)") })
+    };
     if request.event_type != INDOUBT_GATE {
         return refuse(format!("`{}` is not a verdict", request.event_type));
     }
     let Some(verdict) = request.payload.get("verdict").and_then(Value::as_object) else {
         return refuse("the payload has no `verdict` object".into());
     };
-    if verdict.get("stepId").and_then(Value::as_str) != Some(step) || verdict.get("attempt").and_then(Value::as_u64) != Some(attempt) {
-        return refuse(format!("the verdict names step {:?} attempt {:?}", verdict.get("stepId"), verdict.get("attempt")));
+    if verdict.get("stepId").and_then(Value::as_str) != Some(step)
+        || verdict.get("attempt").and_then(Value::as_u64) != Some(attempt)
+    {
+        return refuse(format!(
+            "the verdict names step {:?} attempt {:?}",
+            verdict.get("stepId"),
+            verdict.get("attempt")
+        ));
     }
     let outcome = verdict.get("outcome").and_then(Value::as_str);
     if !matches!(outcome, Some("completed" | "failed" | "retry")) {
@@ -424,7 +528,8 @@ pub fn orphan_answers(log: &[EventEnvelope]) -> usize {
     let mut orphans = 0;
     for e in log {
         if e.event_type == "EXECUTION_RESUMED" && !e.payload.is_null() && !e.is_kernel_stamped() {
-            let parked_at_gate = state.status == Status::Suspended && state.parked_gate() != Some(INDOUBT_GATE);
+            let parked_at_gate =
+                state.status == Status::Suspended && state.parked_gate() != Some(INDOUBT_GATE);
             if !parked_at_gate {
                 orphans += 1;
             }
@@ -445,11 +550,17 @@ fn check_legacy_answers(
     gate: &GateConfig<'_>,
 ) -> Result<Option<NewEvent>, IngressError> {
     let orphans = orphan_answers(log);
-    let discard = request.metadata.as_ref().and_then(|m| m.get(DISCARD_LEGACY_ANSWERS_KEY));
+    let discard = request
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get(DISCARD_LEGACY_ANSWERS_KEY));
     if orphans == 0 {
         return match discard {
             None => Ok(None),
-            Some(_) => Err(IngressError::refused(RefusalReason::KernelMetadata, "discardLegacyAnswers given, but no legacy answer is ambiguous")),
+            Some(_) => Err(IngressError::refused(
+                RefusalReason::KernelMetadata,
+                "discardLegacyAnswers given, but no legacy answer is ambiguous",
+            )),
         };
     }
     let ambiguous = || {
@@ -458,18 +569,26 @@ fn check_legacy_answers(
             format!("{orphans} recorded answer(s) answered no gate, so this park's answer cannot be attributed; an operator resume with discardLegacyAnswers {{stepId, count: {orphans}}}, verified by the ResumeAuthenticator, resolves it (INGRESS-36)"),
         )
     };
-    let Some(discard) = discard else { return Err(ambiguous()) };
+    let Some(discard) = discard else {
+        return Err(ambiguous());
+    };
     if gate.authenticator.is_none() {
         return Err(ambiguous());
     }
     let step_id = discard.get("stepId").and_then(Value::as_str);
     let count = discard.get("count").and_then(Value::as_u64);
-    let parked_step = state.suspended_on().and_then(|p| p.get("condition")).and_then(|c| c.get("stepId")).and_then(Value::as_str);
+    let parked_step = state
+        .suspended_on()
+        .and_then(|p| p.get("condition"))
+        .and_then(|c| c.get("stepId"))
+        .and_then(Value::as_str);
     match (step_id, count) {
-        (Some(s), Some(c)) if c as usize == orphans && parked_step.is_none_or(|p| p == s) => Ok(Some(NewEvent::kernel(
-            "DECISION_RECORDED",
-            json!({"id": discard_decision_id(s), "choice": {"stepId": s, "count": c}}),
-        ))),
+        (Some(s), Some(c)) if c as usize == orphans && parked_step.is_none_or(|p| p == s) => {
+            Ok(Some(NewEvent::kernel(
+                "DECISION_RECORDED",
+                json!({"id": discard_decision_id(s), "choice": {"stepId": s, "count": c}}),
+            )))
+        }
         _ => Err(ambiguous()),
     }
 }
@@ -501,15 +620,30 @@ pub fn legacy_answer_warnings(log: &[EventEnvelope]) -> Vec<LegacyAnswerWarning>
     let mut out = Vec::new();
     for (i, e) in log.iter().enumerate() {
         let before = state.resume_payloads().len();
-        let parked_at_gate = state.status == Status::Suspended && state.parked_gate() != Some(INDOUBT_GATE) && !state.failed_while_parked();
+        let parked_at_gate = state.status == Status::Suspended
+            && state.parked_gate() != Some(INDOUBT_GATE)
+            && !state.failed_while_parked();
         state = crate::fold::fold_owned(state, [e.clone()]);
-        if e.event_type == "EXECUTION_RESUMED" && state.resume_payloads().len() > before && !parked_at_gate {
-            out.push(LegacyAnswerWarning { event_index: i, entry: before, spent: false });
+        if e.event_type == "EXECUTION_RESUMED"
+            && state.resume_payloads().len() > before
+            && !parked_at_gate
+        {
+            out.push(LegacyAnswerWarning {
+                event_index: i,
+                entry: before,
+                spent: false,
+            });
         }
     }
     let parks = log
         .iter()
-        .filter(|e| e.event_type == "EXECUTION_SUSPENDED" && e.payload.get("on").and_then(Value::as_str).is_some_and(|g| g != INDOUBT_GATE))
+        .filter(|e| {
+            e.event_type == "EXECUTION_SUSPENDED"
+                && e.payload
+                    .get("on")
+                    .and_then(Value::as_str)
+                    .is_some_and(|g| g != INDOUBT_GATE)
+        })
         .count();
     for w in &mut out {
         w.spent = w.entry < parks;

@@ -16,12 +16,18 @@ pub struct Ev {
 }
 
 pub fn ev(event_type: &str, payload: Value) -> Ev {
-    Ev { event_type: event_type.into(), payload, metadata: None }
+    Ev {
+        event_type: event_type.into(),
+        payload,
+        metadata: None,
+    }
 }
 
 impl Ev {
     pub fn meta(mut self, key: &str, value: Value) -> Ev {
-        self.metadata.get_or_insert_with(Map::new).insert(key.into(), value);
+        self.metadata
+            .get_or_insert_with(Map::new)
+            .insert(key.into(), value);
         self
     }
     pub fn kernel(self) -> Ev {
@@ -54,7 +60,10 @@ pub fn started() -> Ev {
     ev("EXECUTION_STARTED", json!({"input": {"n": 1}}))
 }
 pub fn step_started(id: &str) -> Ev {
-    ev("STEP_STARTED", json!({"stepId": id, "toolId": "tool", "input": {"x": id}}))
+    ev(
+        "STEP_STARTED",
+        json!({"stepId": id, "toolId": "tool", "input": {"x": id}}),
+    )
 }
 pub fn step_completed(id: &str, output: Value) -> Ev {
     ev("STEP_COMPLETED", json!({"stepId": id, "output": output}))
