@@ -16,7 +16,10 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 /// (KERNEL_ABI_VERSION, [(name, since, feature flag)]).
-const PINNED_ABI: (&str, [(&str, &str, Option<&str>); 13]) = (
+/// One pinned syscall: (name, since, feature flag).
+type PinnedSyscall = (&'static str, &'static str, Option<&'static str>);
+
+const PINNED_ABI: (&str, [PinnedSyscall; 13]) = (
     "1.3.0",
     [
         ("execute", "1.0.0", None),

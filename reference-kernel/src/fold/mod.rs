@@ -327,7 +327,7 @@ pub fn evidence_order(state: &ExecutionState) -> Vec<String> {
             },
         }
     }
-    stamped.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    stamped.sort_by_key(|s| (s.0, s.1));
     let mut out = leading;
     for (_, _, id, followers) in stamped {
         out.push(id);

@@ -153,7 +153,7 @@ pub fn validate_user_emit(
 
 fn bounded(x: &Value) -> bool {
     x.as_f64()
-        .is_some_and(|v| v.is_finite() && v >= 0.0 && v <= RESOURCE_METERED_VALUE_MAX)
+        .is_some_and(|v| v.is_finite() && (0.0..=RESOURCE_METERED_VALUE_MAX).contains(&v))
 }
 
 fn validate_metering(payload: &Value) -> Result<(), EmitRefused> {
