@@ -23,6 +23,7 @@ pub mod envelope;
 pub mod fold;
 pub mod ingress;
 pub mod limits;
+pub mod runtime;
 pub mod schema;
 pub mod snapshot;
 pub mod spi;
