@@ -10,9 +10,15 @@ use serde_json::{json, Value};
 
 #[test]
 fn replay_01_resume_reruns_from_start_serving_completed_work() {
-    let rt = rt(&[flow("f", json!([run_step("a"), suspend("g"), run_step("b"), {"op": "complete", "output": {"$ref": "steps.b.output"}}]))]);
+    let rt = rt(&[flow(
+        "f",
+        json!([run_step("a"), suspend("g"), run_step("b"), {"op": "complete", "output": {"$ref": "steps.b.output"}}]),
+    )]);
     assert_eq!(start(&rt, "e", "f"), parked("g"));
-    assert_eq!(resume(&rt, "e", "g", json!(1)).unwrap(), completed(Value::Null));
+    assert_eq!(
+        resume(&rt, "e", "g", json!(1)).unwrap(),
+        completed(Value::Null)
+    );
     assert_eq!(rt.step_calls("a"), 1);
     assert_eq!(rt.step_calls("b"), 1);
     assert_eq!(count(&log(&rt, "e"), "STEP_STARTED"), 2);
@@ -26,8 +32,16 @@ fn replay_02_completed_step_effect_never_reruns() {
     start(&rt, "e", "f");
     resume(&rt, "e", "g1", json!(null)).unwrap();
     let out = resume(&rt, "e", "g2", json!(null)).unwrap();
-    assert_eq!(rt.step_calls("a"), 1, "served twice from the log, invoked once");
-    assert_eq!(out, completed(json!(7)), "the served value is the recorded output");
+    assert_eq!(
+        rt.step_calls("a"),
+        1,
+        "served twice from the log, invoked once"
+    );
+    assert_eq!(
+        out,
+        completed(json!(7)),
+        "the served value is the recorded output"
+    );
 }
 
 #[test]
@@ -37,15 +51,28 @@ fn replay_03_run_and_execute_write_identical_logs() {
     let r2 = rt(&[flow("f", body("execute"))]);
     start(&r1, "e", "f");
     start(&r2, "e", "f");
-    let strip = |rt: &Rt| log(rt, "e").into_iter().skip(1).map(|e| (e.event_type, e.payload)).collect::<Vec<_>>();
+    let strip = |rt: &Rt| {
+        log(rt, "e")
+            .into_iter()
+            .skip(1)
+            .map(|e| (e.event_type, e.payload))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(strip(&r1), strip(&r2));
 }
 
 #[test]
 fn replay_04_decision_served_decider_not_called() {
-    let mut rt = rt(&[flow("f", json!([{"op": "decide", "id": "d", "decider": "rand"}, suspend("g"), {"op": "complete", "output": {"$ref": "decisions.d"}}]))]);
+    let mut rt = rt(&[flow(
+        "f",
+        json!([{"op": "decide", "id": "d", "decider": "rand"}, suspend("g"), {"op": "complete", "output": {"$ref": "decisions.d"}}]),
+    )]);
     let counter = std::sync::atomic::AtomicU64::new(0);
-    rt.register_decider("rand", move |_: &str| Ok(json!(counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 100)));
+    rt.register_decider("rand", move |_: &str| {
+        Ok(json!(
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 100
+        ))
+    });
     start(&rt, "e", "f");
     let out = resume(&rt, "e", "g", json!(null)).unwrap();
     assert_eq!(out, completed(json!(100)));
@@ -55,10 +82,22 @@ fn replay_04_decision_served_decider_not_called() {
 #[test]
 fn replay_05_every_task_kind_writes_step_events() {
     for kind in ["step", "llm", "agent", "tool", "ui"] {
-        let rt = rt(&[flow("f", json!([{"op": "execute", "stepId": "t", "kind": kind}]))]);
+        let rt = rt(&[flow(
+            "f",
+            json!([{"op": "execute", "stepId": "t", "kind": kind}]),
+        )]);
         start(&rt, "e", "f");
         let t = types(&log(&rt, "e"));
-        assert_eq!(t, ["EXECUTION_STARTED", "STEP_STARTED", "STEP_COMPLETED", "EXECUTION_COMPLETED"], "{kind}");
+        assert_eq!(
+            t,
+            [
+                "EXECUTION_STARTED",
+                "STEP_STARTED",
+                "STEP_COMPLETED",
+                "EXECUTION_COMPLETED"
+            ],
+            "{kind}"
+        );
     }
 }
 
@@ -69,15 +108,25 @@ fn replay_06_gates_pass_in_order_and_park_past_the_last() {
     let rt = rt(&[flow("f", body)]);
     start(&rt, "e", "f");
     assert_eq!(resume(&rt, "e", "g1", json!("A")).unwrap(), parked("g2"));
-    assert_eq!(resume(&rt, "e", "g2", json!("B")).unwrap(), parked("g3"), "two resumes: gates 1-2 pass, gate 3 parks");
+    assert_eq!(
+        resume(&rt, "e", "g2", json!("B")).unwrap(),
+        parked("g3"),
+        "two resumes: gates 1-2 pass, gate 3 parks"
+    );
     assert_eq!(state(&rt, "e").parked_gate(), Some("g3"));
-    assert_eq!(resume(&rt, "e", "g3", json!("C")).unwrap(), completed(json!(["A", "B", "C"])));
+    assert_eq!(
+        resume(&rt, "e", "g3", json!("C")).unwrap(),
+        completed(json!(["A", "B", "C"]))
+    );
 }
 
 #[test]
 fn replay_07_orphan_legacy_entry_shifts_to_next_gate() {
     // A pre-0104 log: an EXECUTION_RESUMED that answered nothing, then a park at g1.
-    let rt = rt(&[flow("f", json!([{"op": "suspend", "on": "g1", "bind": "a"}, {"op": "complete", "output": {"$ref": "vars.a"}}]))]);
+    let rt = rt(&[flow(
+        "f",
+        json!([{"op": "suspend", "on": "g1", "bind": "a"}, {"op": "complete", "output": {"$ref": "vars.a"}}]),
+    )]);
     let legacy = vec![
         ("EXECUTION_STARTED", json!({"input": null, "flowId": "f"})),
         ("EXECUTION_RESUMED", json!("orphan")),
@@ -96,7 +145,14 @@ fn replay_07_orphan_legacy_entry_shifts_to_next_gate() {
             metadata: None,
         })
         .collect();
-    block_on(loom_kernel::spi::EventStore::append(rt.store().as_ref(), "e", 0, envs, None)).unwrap();
+    block_on(loom_kernel::spi::EventStore::append(
+        rt.store().as_ref(),
+        "e",
+        0,
+        envs,
+        None,
+    ))
+    .unwrap();
     // The re-drive serves the orphan entry to g1 as its approval: the documented shift.
     assert_eq!(recover(&rt, "e").unwrap(), completed(json!("orphan")));
 }
@@ -109,11 +165,20 @@ fn replay_08_human_step_consumes_its_entry_in_order() {
     start(&rt, "e", "f");
     assert_eq!(resume(&rt, "e", "A", json!(1)).unwrap(), parked("H"));
     assert_eq!(resume(&rt, "e", "H", json!(2)).unwrap(), parked("B"));
-    assert_eq!(resume(&rt, "e", "B", json!(3)).unwrap(), completed(json!([1, 2, 3])));
+    assert_eq!(
+        resume(&rt, "e", "B", json!(3)).unwrap(),
+        completed(json!([1, 2, 3]))
+    );
     // Live and on replay past the completed step (the last run served H from its frame).
     assert_eq!(state(&rt, "e").frames["H"].status, FrameStatus::Completed);
-    let park = of_type(&log(&rt, "e"), "EXECUTION_SUSPENDED")[1].payload.clone();
-    assert_eq!(park["condition"]["stepId"], json!("H"), "INGRESS-35: a human park records condition.stepId");
+    let park = of_type(&log(&rt, "e"), "EXECUTION_SUSPENDED")[1]
+        .payload
+        .clone();
+    assert_eq!(
+        park["condition"]["stepId"],
+        json!("H"),
+        "INGRESS-35: a human park records condition.stepId"
+    );
 }
 
 #[test]
@@ -124,7 +189,11 @@ fn replay_09_untyped_failure_reexecutes_on_replay() {
     assert_eq!(start(&rt, "e", "f"), parked("g"));
     assert_eq!(rt.step_calls("a"), 1);
     resume(&rt, "e", "g", json!(null)).unwrap();
-    assert_eq!(rt.step_calls("a"), 2, "the untyped failure is executed again");
+    assert_eq!(
+        rt.step_calls("a"),
+        2,
+        "the untyped failure is executed again"
+    );
 }
 
 #[test]
@@ -133,7 +202,9 @@ fn replay_10_timer_fires_after_restart() {
     let body = json!([{"op": "sleep", "ms": 500, "bind": "w"}, {"op": "complete", "output": {"$ref": "vars.w"}}]);
     let rt = timed_rt(clock.clone(), &[flow("f", body.clone())]);
     assert_eq!(start(&rt, "e", "f"), parked("sleep"));
-    let park = of_type(&log(&rt, "e"), "EXECUTION_SUSPENDED")[0].payload.clone();
+    let park = of_type(&log(&rt, "e"), "EXECUTION_SUSPENDED")[0]
+        .payload
+        .clone();
     assert_eq!(park["wakeAt"], json!(T0 + 500));
     // Nothing is due yet.
     assert!(block_on(rt.fire_timers(T0 + 499)).unwrap().is_empty());
@@ -143,18 +214,28 @@ fn replay_10_timer_fires_after_restart() {
     assert_eq!(fired[0].1, Ok(completed(json!({"firedAt": T0 + 500}))));
     let l = log(&rt, "e");
     assert_eq!(count(&l, "TIMER_FIRED"), 1);
-    assert_eq!(state(&rt, "e").resume_payloads(), &[json!({"firedAt": T0 + 500})], "GAP-25 passthrough from the log");
+    assert_eq!(
+        state(&rt, "e").resume_payloads(),
+        &[json!({"firedAt": T0 + 500})],
+        "GAP-25 passthrough from the log"
+    );
 }
 
 #[test]
 fn replay_11_wake_at_comes_from_the_log_not_the_clock() {
     let clock = std::sync::Arc::new(loom_kernel::spi::ManualClock::new(T0));
-    let rt = timed_rt(clock.clone(), &[flow("f", json!([{"op": "sleep", "ms": 50}]))]);
+    let rt = timed_rt(
+        clock.clone(),
+        &[flow("f", json!([{"op": "sleep", "ms": 50}]))],
+    );
     start(&rt, "e", "f");
     let before = state(&rt, "e").canonical();
     clock.set(T0 + 999_999); // a skewed host clock changes nothing folded
     assert_eq!(state(&rt, "e").canonical(), before);
-    assert_eq!(state(&rt, "e").suspended_on().unwrap()["wakeAt"], json!(T0 + 50));
+    assert_eq!(
+        state(&rt, "e").suspended_on().unwrap()["wakeAt"],
+        json!(T0 + 50)
+    );
 }
 
 #[test]
@@ -163,33 +244,62 @@ fn replay_12_timer_store_derives_wake_at_else_lint_flags() {
     let body = json!([{"op": "suspend", "on": "g", "timeout": 300}]);
     let timed = timed_rt(clock, &[flow("f", body.clone())]);
     start(&timed, "e", "f");
-    assert_eq!(state(&timed, "e").suspended_on().unwrap()["wakeAt"], json!(T0 + 300));
+    assert_eq!(
+        state(&timed, "e").suspended_on().unwrap()["wakeAt"],
+        json!(T0 + 300)
+    );
     let plain = rt(&[flow("f", body.clone())]);
     start(&plain, "e", "f");
-    assert!(state(&plain, "e").suspended_on().unwrap().get("wakeAt").is_none(), "no TimerStore: no wakeAt");
+    assert!(
+        state(&plain, "e")
+            .suspended_on()
+            .unwrap()
+            .get("wakeAt")
+            .is_none(),
+        "no TimerStore: no wakeAt"
+    );
     let script = FlowScript::parse(&flow("f", body), &KernelFeatures::default()).unwrap();
     let findings = verify_flow(&script, &Wiring::default());
     assert_eq!(findings.len(), 1);
     assert!(findings[0].message.contains("REPLAY-12"));
-    assert!(verify_flow(&script, &Wiring { timer_store: true, ..Wiring::default() }).is_empty());
+    assert!(verify_flow(
+        &script,
+        &Wiring {
+            timer_store: true,
+            ..Wiring::default()
+        }
+    )
+    .is_empty());
 }
 
 #[test]
 fn replay_13_resume_routed_by_id_not_correlation_key() {
-    let rt = rt(&[flow("f", json!([{"op": "suspend", "on": "g"}, {"op": "complete"}]))]);
+    let rt = rt(&[flow(
+        "f",
+        json!([{"op": "suspend", "on": "g"}, {"op": "complete"}]),
+    )]);
     start(&rt, "e", "f");
     let mut req = loom_kernel::ingress::ResumeRequest::new("g", json!(1));
     req.metadata = Some(serde_json::from_value(json!({"correlationKey": "other"})).unwrap());
-    assert_eq!(block_on(rt.resume("e", req)).unwrap(), completed(Value::Null));
+    assert_eq!(
+        block_on(rt.resume("e", req)).unwrap(),
+        completed(Value::Null)
+    );
 }
 
 #[test]
 fn replay_14_replay_never_needs_the_archive() {
     // The runtime has no ArchiveStore parameter at all: replay and resume read only the
     // EventStore. This run covers served steps, gates and a resume.
-    let rt = rt(&[flow("f", json!([run_step("a"), suspend("g"), run_step("b")]))]);
+    let rt = rt(&[flow(
+        "f",
+        json!([run_step("a"), suspend("g"), run_step("b")]),
+    )]);
     start(&rt, "e", "f");
-    assert_eq!(resume(&rt, "e", "g", json!(0)).unwrap(), completed(Value::Null));
+    assert_eq!(
+        resume(&rt, "e", "g", json!(0)).unwrap(),
+        completed(Value::Null)
+    );
 }
 
 #[test]
@@ -217,14 +327,22 @@ fn replay_16_runs_are_byte_deterministic() {
 
 #[test]
 fn replay_17_park_is_durable_before_control_returns() {
-    let rt = rt(&[flow("f", json!([run_step("a"), suspend("g"), {"op": "complete", "output": 1}]))]);
+    let rt = rt(&[flow(
+        "f",
+        json!([run_step("a"), suspend("g"), {"op": "complete", "output": 1}]),
+    )]);
     // Crash right after the third append (EXECUTION_SUSPENDED): the park survives.
-    rt.inject_fault(loom_kernel::runtime::FaultPlan { crash_after_appends: 4 });
+    rt.inject_fault(loom_kernel::runtime::FaultPlan {
+        crash_after_appends: 4,
+    });
     let out = start(&rt, "e", "f");
     assert!(matches!(out, RunOutcome::Crashed { .. }), "{out:?}");
     let s = state(&rt, "e");
     assert_eq!(s.status, Status::Suspended);
     assert_eq!(s.parked_gate(), Some("g"));
-    assert_eq!(resume(&rt, "e", "g", json!(null)).unwrap(), completed(json!(1)));
+    assert_eq!(
+        resume(&rt, "e", "g", json!(null)).unwrap(),
+        completed(json!(1))
+    );
     assert!(s.variables.get(keys::INPUT).is_some());
 }

@@ -106,6 +106,8 @@ pub(crate) struct RunState {
     /// A recorded step ran again live (untyped failure, crash, retry verdict); the log
     /// past it may legitimately differ, so the position check stops.
     reexecuted: bool,
+    /// The divergence detector is on for this run.
+    detector: bool,
     /// Nesting of `parallel`.
     depth: u32,
     /// The gate this run parked on, once it has.
@@ -122,6 +124,9 @@ pub(crate) struct Start {
     pub next_seq: u64,
     pub fence: Option<FenceToken>,
     pub crash_after: Option<u64>,
+    /// Whether the divergence detector runs. A `resumeAs` run moves the execution onto
+    /// other code on purpose, so it is not checked against the old code's log.
+    pub check_divergence: bool,
 }
 
 /// One run of a flow over one execution.
@@ -156,6 +161,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
             next_seq,
             fence,
             crash_after,
+            check_divergence,
         } = start;
         let mut recorded: BTreeSet<String> = state.frames.keys().map(|k| step_key(k)).collect();
         if let Some(d) = &state.variables.decisions {
@@ -204,6 +210,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                 visited: BTreeSet::new(),
                 unvisited,
                 reexecuted: false,
+                detector: check_divergence,
                 depth: 0,
                 parked: None,
                 crash_after,
@@ -339,6 +346,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
     fn check_reached(&self) -> Result<(), Stop> {
         let st = self.st();
         if self.rt.config.divergence == DivergenceMode::Off
+            || !st.detector
             || st.depth > 0
             || st.reexecuted
             || st.unvisited == 0
@@ -590,7 +598,10 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
         let mut attempt = 1;
         if let Some(f) = &frame {
             if let Some(recorded) = &f.tool_id {
-                if recorded != &s.tool_id && self.rt.config.divergence == DivergenceMode::Fail {
+                if recorded != &s.tool_id
+                    && self.rt.config.divergence == DivergenceMode::Fail
+                    && self.st().detector
+                {
                     return Err(Stop::Diverged(format!(
                         "replay divergence: step `{}` is recorded with toolId `{recorded}`, the flow now calls `{}` (FOLD-37)",
                         s.step_id, s.tool_id

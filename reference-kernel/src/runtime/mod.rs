@@ -625,6 +625,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
                 next_seq: 0,
                 fence,
                 crash_after: self.take_fault(),
+                check_divergence: true,
             },
         );
         interp.run(Some(Value::Object(started))).await
@@ -648,7 +649,8 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
             &request,
             &self.gate_config(&script),
         )?;
-        self.rerun(execution_id, &log, state, events, script).await
+        self.rerun(execution_id, &log, state, events, script, true)
+            .await
     }
 
     /// Re-drives a crashed execution (`EXECUTION_RECOVERED`): records nothing
@@ -675,7 +677,8 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
             &request,
             &self.gate_config(&script),
         )?;
-        self.rerun(execution_id, &log, state, events, script).await
+        self.rerun(execution_id, &log, state, events, script, true)
+            .await
     }
 
     /// `resumeAs` (K11.3): moves the execution onto `target_flow_id`, optionally
@@ -720,7 +723,8 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
             metadata: None,
         }];
         events.extend(admitted);
-        self.rerun(execution_id, &log, state, events, target).await
+        self.rerun(execution_id, &log, state, events, target, false)
+            .await
     }
 
     /// Cancels a non-terminal execution (`EXECUTION_CANCELLED`) and drops its timer.
@@ -809,7 +813,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
             Err(e) => return Some(Err(e.into())),
         };
         Some(
-            self.rerun(&timer.execution_id, &log, state, events, script)
+            self.rerun(&timer.execution_id, &log, state, events, script, true)
                 .await,
         )
     }
@@ -861,6 +865,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         state: ExecutionState,
         events: Vec<NewEvent>,
         script: Arc<FlowScript>,
+        check_divergence: bool,
     ) -> Result<RunOutcome, RuntimeError> {
         let fence = self.fence(execution_id).await?;
         let appended = self.append_batch(execution_id, log, events, fence).await?;
@@ -880,6 +885,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
                 next_seq: next,
                 fence,
                 crash_after: self.take_fault(),
+                check_divergence,
             },
         );
         interp.run(None).await

@@ -19,9 +19,14 @@ pub const T0: i64 = 1_000_000;
 
 /// A runtime over a fresh in-memory store with the given flows registered.
 pub fn rt_with(config: RuntimeConfig, flows: &[Value]) -> Rt {
-    let mut rt = Runtime::new(Arc::new(MemoryEventStore::new()), Arc::new(ManualClock::new(T0)), config);
+    let mut rt = Runtime::new(
+        Arc::new(MemoryEventStore::new()),
+        Arc::new(ManualClock::new(T0)),
+        config,
+    );
     for f in flows {
-        rt.register_flow_json(f).unwrap_or_else(|e| panic!("flow does not parse: {e}"));
+        rt.register_flow_json(f)
+            .unwrap_or_else(|e| panic!("flow does not parse: {e}"));
     }
     rt
 }
@@ -32,8 +37,12 @@ pub fn rt(flows: &[Value]) -> Rt {
 
 /// A runtime with a TimerStore wired, sharing `clock`.
 pub fn timed_rt(clock: Arc<ManualClock>, flows: &[Value]) -> TimedRt {
-    let mut rt = Runtime::new(Arc::new(MemoryEventStore::new()), clock, RuntimeConfig::default())
-        .with_timers(Arc::new(MemoryTimerStore::new()));
+    let mut rt = Runtime::new(
+        Arc::new(MemoryEventStore::new()),
+        clock,
+        RuntimeConfig::default(),
+    )
+    .with_timers(Arc::new(MemoryTimerStore::new()));
     for f in flows {
         rt.register_flow_json(f).unwrap();
     }
@@ -69,15 +78,24 @@ pub fn recover<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::T
     block_on(rt.recover(id))
 }
 
-pub fn log<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::TimerStore>(rt: &Runtime<S, C, T>, id: &str) -> Vec<EventEnvelope> {
+pub fn log<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::TimerStore>(
+    rt: &Runtime<S, C, T>,
+    id: &str,
+) -> Vec<EventEnvelope> {
     block_on(rt.store().read(id)).expect("read")
 }
 
-pub fn log_bytes<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::TimerStore>(rt: &Runtime<S, C, T>, id: &str) -> String {
+pub fn log_bytes<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::TimerStore>(
+    rt: &Runtime<S, C, T>,
+    id: &str,
+) -> String {
     serde_json::to_string(&log(rt, id)).unwrap()
 }
 
-pub fn state<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::TimerStore>(rt: &Runtime<S, C, T>, id: &str) -> ExecutionState {
+pub fn state<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::TimerStore>(
+    rt: &Runtime<S, C, T>,
+    id: &str,
+) -> ExecutionState {
     fold(&log(rt, id))
 }
 
@@ -116,4 +134,33 @@ pub fn suspend(on: &str) -> Value {
 
 pub fn emit(t: &str, payload: Value) -> Value {
     json!({"op": "emit", "eventType": t, "payload": payload})
+}
+
+/// Writes a hand-made log (a legacy or crafted fixture) for execution `id`.
+pub fn seed<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::TimerStore>(
+    rt: &Runtime<S, C, T>,
+    id: &str,
+    flow: &str,
+    events: Vec<(&str, Value, Option<Value>)>,
+) {
+    let envs: Vec<EventEnvelope> = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, (t, p, m))| EventEnvelope {
+            id: format!("{id}:{i}"),
+            workflow_id: flow.into(),
+            execution_id: id.into(),
+            event_type: t.into(),
+            sequence: i as u64,
+            timestamp_ms: 0,
+            payload: p,
+            metadata: m.map(|m| serde_json::from_value(m).unwrap()),
+        })
+        .collect();
+    block_on(rt.store().append(id, 0, envs, None)).unwrap();
+}
+
+/// Emits of `event_type` and whether each is stamped.
+pub fn emits(log: &[EventEnvelope], event_type: &str) -> Vec<bool> {
+    of_type(log, event_type).into_iter().map(stamped).collect()
 }
