@@ -375,7 +375,7 @@ fn abi_06_clients_detect_from_the_list_not_the_version() {
 #[test]
 fn fold_33_34_flow_hash_and_code_hash_on_start() {
     let f = json!({"flowId": "f", "codeFingerprint": "abc", "body": []});
-    let plain = rt(&[f.clone()]);
+    let plain = rt(std::slice::from_ref(&f));
     start(&plain, "e", "f");
     let p = log(&plain, "e")[0].payload.clone();
     assert!(p["flowHash"].as_str().unwrap().starts_with("fnv1a:"));
