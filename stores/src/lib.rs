@@ -8,11 +8,14 @@
 //!   bundled), one transaction per call;
 //! - `postgres` (feature `postgres`): EventStore, SnapshotStore and ArchiveStore over
 //!   tokio-postgres, with `jsonb` payloads and database time for `storeNow`;
-//! - [`testkit`]: the behaviour cases every store must pass, as reusable async functions
-//!   over `&impl EventStore` (etc.), plus macros that turn them into `#[tokio::test]`s.
+//! - [`plugin`]: in-memory stores for the plugin-tier SPIs (ContentStore,
+//!   DurableStateStore, ReadModelStore).
+//!
+//! The behaviour cases every store must pass live in `loom-conformance` (the kits); this
+//! crate's tests run them through the kit macros, as any third-party store would.
 //!
 //! Key design decision: every store implements the same contract, checked by the same
-//! argument validator (`loom_kernel::spi::check`) and the same testkit, and differs only
+//! argument validator (`loom_kernel::spi::check`) and the same kits, and differs only
 //! in what it claims. The in-memory store claims everything; SQLite claims everything but
 //! `storeNow` (a single-process store has no shared clock, SPI-08); Postgres claims every
 //! EventStore method, `storeNow` included.
@@ -26,7 +29,6 @@ pub mod memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
-pub mod testkit;
 
 pub use clock::SystemClock;
 pub use memory::{

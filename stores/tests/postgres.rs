@@ -4,9 +4,9 @@
 //! test prints `skipping: LOOM_PG_URL is unset` and passes.
 #![cfg(feature = "postgres")]
 
+use loom_conformance::case::{envelope, events, join_all};
 use loom_kernel::spi::{EventStore, EventStoreMethod, StoreErrorKind};
 use loom_stores::postgres::PgStore;
-use loom_stores::testkit::{envelope, events, join_all};
 use loom_stores::SystemClock;
 
 /// The database URL, or `None` after printing the skip notice.
@@ -52,22 +52,31 @@ async fn pg(case: &str) -> Option<PgStore> {
 
 mod events_kit {
     use super::*;
-    loom_stores::event_store_kit!(|case: &'static str| async move {
+    loom_conformance::event_store_conformance!(|case: &'static str| async move {
         pg(case).await.map(|db| db.events())
     });
 }
 
 mod snapshots_kit {
     use super::*;
-    loom_stores::snapshot_store_kit!(|case: &'static str| async move {
+    loom_conformance::snapshot_store_conformance!(|case: &'static str| async move {
         pg(case).await.map(|db| db.snapshots())
     });
 }
 
 mod archive_kit {
     use super::*;
-    loom_stores::archive_store_kit!(|case: &'static str| async move {
+    loom_conformance::archive_store_conformance!(|case: &'static str| async move {
         pg(case).await.map(|db| db.archive())
+    });
+}
+
+mod lifecycle_kit {
+    use super::*;
+    loom_conformance::lifecycle_conformance!(|case: &'static str| async move {
+        pg(case)
+            .await
+            .map(|db| (db.events(), db.snapshots(), db.archive()))
     });
 }
 

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use loom_conformance::case::events;
 use loom_kernel::spi::{EventStore, EventStoreMethod};
 use loom_stores::sqlite::SqliteStore;
-use loom_stores::testkit::events;
 
 /// A fresh database file under the system temp dir, unique per process and call.
 fn temp_db(name: &str) -> PathBuf {
@@ -27,14 +27,14 @@ fn memory_db() -> Option<SqliteStore> {
 
 mod events {
     use super::*;
-    loom_stores::event_store_kit!(|_case: &'static str| async {
+    loom_conformance::event_store_conformance!(|_case: &'static str| async {
         memory_db().map(|db| db.events())
     });
 }
 
 mod events_file {
     use super::*;
-    loom_stores::event_store_kit!(|case: &'static str| async move {
+    loom_conformance::event_store_conformance!(|case: &'static str| async move {
         Some(
             SqliteStore::open(temp_db(case))
                 .expect("open sqlite file")
@@ -45,35 +45,35 @@ mod events_file {
 
 mod snapshots {
     use super::*;
-    loom_stores::snapshot_store_kit!(|_case: &'static str| async {
+    loom_conformance::snapshot_store_conformance!(|_case: &'static str| async {
         memory_db().map(|db| db.snapshots())
     });
 }
 
 mod archive {
     use super::*;
-    loom_stores::archive_store_kit!(|_case: &'static str| async {
+    loom_conformance::archive_store_conformance!(|_case: &'static str| async {
         memory_db().map(|db| db.archive())
     });
 }
 
 mod branches {
     use super::*;
-    loom_stores::branch_registry_kit!(|_case: &'static str| async {
+    loom_conformance::branch_registry_conformance!(|_case: &'static str| async {
         memory_db().map(|db| db.branches())
     });
 }
 
 mod dispatcher {
     use super::*;
-    loom_stores::dispatcher_kit!(|_case: &'static str| async {
+    loom_conformance::dispatcher_conformance!(|_case: &'static str| async {
         memory_db().map(|db| db.dispatcher())
     });
 }
 
 mod timers {
     use super::*;
-    loom_stores::timer_store_kit!(|_case: &'static str| async {
+    loom_conformance::timer_store_conformance!(|_case: &'static str| async {
         memory_db().map(|db| db.timers())
     });
 }
@@ -149,4 +149,11 @@ async fn spi_23_sqlite_two_connections_one_winner() {
     assert!(first.is_ok());
     assert_eq!(second.unwrap_err().kind.name(), "conflict");
     assert_eq!(b.read("x").await.unwrap(), events("x", 0, 2, "a"));
+}
+
+mod lifecycle {
+    use super::*;
+    loom_conformance::lifecycle_conformance!(|_case: &'static str| async {
+        memory_db().map(|db| (db.events(), db.snapshots(), db.archive()))
+    });
 }

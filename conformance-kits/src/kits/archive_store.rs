@@ -3,51 +3,36 @@
 use loom_kernel::spi::{ArchiveStore, ArchiveStoreMethod as M};
 use loom_kernel::versions::ARCHIVE_STORE_SPI_VERSION;
 
-use super::{
-    check_capabilities, check_probe, ensure, err_kind, events, ok, require_claims, sequences,
+use crate::case::{
+    check_capabilities, check_probe, ensure, err_kind, events, ok, require_claims, sequences, Ctx,
 };
-use super::{CaseResult, Outcome};
+use crate::case::{Outcome, Verdict};
 
-/// Every case of this kit, in order.
-pub const CASES: &[&str] = &[
-    "spi_21_archive_capabilities_are_consistent",
-    "spi_18_claims_match_behaviour",
-    "spi_19_archive_keeps_exact_envelopes",
-    "spi_19_archive_is_idempotent_per_sequence",
-    "spi_19_archive_refuses_invalid_batches",
-    "spi_18_replace_segments_replaces_atomically",
-    "spi_18_delete_execution_removes_the_archive",
-];
-
-/// Generates the `#[tokio::test]`s of this kit for a store factory.
-#[macro_export]
-macro_rules! archive_store_kit {
-    ($factory:expr) => {
-        $crate::__kit_tests!(
-            archive_store,
-            $factory,
-            [
-                spi_21_archive_capabilities_are_consistent,
-                spi_18_claims_match_behaviour,
-                spi_19_archive_keeps_exact_envelopes,
-                spi_19_archive_is_idempotent_per_sequence,
-                spi_19_archive_refuses_invalid_batches,
-                spi_18_replace_segments_replaces_atomically,
-                spi_18_delete_execution_removes_the_archive,
-            ]
-        );
-    };
+crate::__kit_cases! {
+    kit: ArchiveStoreKit, name: "archive-store", bound: ArchiveStore, fresh: false,
+    cases: [
+        spi_21_archive_capabilities_are_consistent => ["SPI-21", "SPI-01"], "1.0.0", [];
+        spi_18_claims_match_behaviour => ["SPI-18", "SPI-02"], "1.0.0", [];
+        spi_19_archive_keeps_exact_envelopes => ["SPI-19"], "1.0.0", [];
+        spi_19_archive_is_idempotent_per_sequence => ["SPI-19"], "1.0.0", [];
+        spi_19_archive_refuses_invalid_batches => ["SPI-19"], "1.0.0", [];
+        spi_18_replace_segments_replaces_atomically => ["SPI-18", "GAP-27"], "1.1.0", ["replaceSegments"];
+        spi_18_delete_execution_removes_the_archive => ["SPI-18", "GAP-27"], "1.0.0", ["deleteExecution"];
+    ]
 }
 
 /// The claim is consistent and shares the kernel's major version (SPI-21).
-pub async fn spi_21_archive_capabilities_are_consistent<S: ArchiveStore>(store: &S) -> CaseResult {
+pub async fn spi_21_archive_capabilities_are_consistent<S: ArchiveStore>(
+    store: &S,
+    _cx: &Ctx,
+) -> Verdict {
     check_capabilities(&store.capabilities(), ARCHIVE_STORE_SPI_VERSION)
 }
 
 /// Each optional method answers `unsupported` iff it is not claimed (SPI-02, SPI-18).
-pub async fn spi_18_claims_match_behaviour<S: ArchiveStore>(store: &S) -> CaseResult {
+pub async fn spi_18_claims_match_behaviour<S: ArchiveStore>(store: &S, cx: &Ctx) -> Verdict {
     let caps = store.capabilities();
-    let p = "spi_18-probe";
+    let p = &*cx.id("spi_18-probe");
     check_probe(&caps, M::DeleteExecution, &store.delete_execution(p).await)?;
     check_probe(
         &caps,
@@ -58,8 +43,8 @@ pub async fn spi_18_claims_match_behaviour<S: ArchiveStore>(store: &S) -> CaseRe
 }
 
 /// The archive returns exactly the envelopes archived, ascending (SPI-19).
-pub async fn spi_19_archive_keeps_exact_envelopes<S: ArchiveStore>(store: &S) -> CaseResult {
-    let id = "spi_19-exact";
+pub async fn spi_19_archive_keeps_exact_envelopes<S: ArchiveStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*cx.id("spi_19-exact");
     let all = events(id, 0, 8, "x");
     ensure!(
         ok(store.archive(id, all[..5].to_vec()).await, "archive 0..5")? == 5,
@@ -76,7 +61,11 @@ pub async fn spi_19_archive_keeps_exact_envelopes<S: ArchiveStore>(store: &S) ->
         sequences(&got)
     );
     ensure!(
-        ok(store.read_archived("spi_19-none").await, "read nothing")?.is_empty(),
+        ok(
+            store.read_archived(&*cx.id("spi_19-none")).await,
+            "read nothing"
+        )?
+        .is_empty(),
         "an unknown id has an archive"
     );
     Ok(Outcome::Pass)
@@ -85,8 +74,11 @@ pub async fn spi_19_archive_keeps_exact_envelopes<S: ArchiveStore>(store: &S) ->
 /// Re-archiving identical envelopes is a no-op (a compaction retried after a crash);
 /// a different envelope at an archived sequence refuses the whole batch
 /// (reference-defined, SPI-19).
-pub async fn spi_19_archive_is_idempotent_per_sequence<S: ArchiveStore>(store: &S) -> CaseResult {
-    let id = "spi_19-idempotent";
+pub async fn spi_19_archive_is_idempotent_per_sequence<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_19-idempotent");
     let all = events(id, 0, 7, "x");
     ok(store.archive(id, all[..5].to_vec()).await, "archive")?;
     ensure!(
@@ -117,10 +109,13 @@ pub async fn spi_19_archive_is_idempotent_per_sequence<S: ArchiveStore>(store: &
 }
 
 /// Envelopes of another execution or out of order are refused, nothing written.
-pub async fn spi_19_archive_refuses_invalid_batches<S: ArchiveStore>(store: &S) -> CaseResult {
-    let id = "spi_19-invalid";
+pub async fn spi_19_archive_refuses_invalid_batches<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_19-invalid");
     let mut foreign = events(id, 0, 2, "x");
-    foreign[1].execution_id = "someone-else".to_string();
+    foreign[1].execution_id = cx.id("someone-else");
     err_kind(
         store.archive(id, foreign).await,
         "invalid-argument",
@@ -142,9 +137,12 @@ pub async fn spi_19_archive_refuses_invalid_batches<S: ArchiveStore>(store: &S) 
 
 /// `replaceSegments` swaps the whole archive; an invalid replacement changes nothing
 /// (SPI-18; reference-defined, GAP-27).
-pub async fn spi_18_replace_segments_replaces_atomically<S: ArchiveStore>(store: &S) -> CaseResult {
+pub async fn spi_18_replace_segments_replaces_atomically<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::ReplaceSegments);
-    let id = "spi_18-replace";
+    let id = &*cx.id("spi_18-replace");
     ok(store.archive(id, events(id, 0, 10, "old")).await, "archive")?;
     let replacement = events(id, 0, 3, "new");
     ok(
@@ -156,7 +154,7 @@ pub async fn spi_18_replace_segments_replaces_atomically<S: ArchiveStore>(store:
         "the archive is not the replacement"
     );
     let mut bad = events(id, 0, 2, "bad");
-    bad[0].execution_id = "someone-else".to_string();
+    bad[0].execution_id = cx.id("someone-else");
     err_kind(
         store.replace_segments(id, bad).await,
         "invalid-argument",
@@ -178,9 +176,12 @@ pub async fn spi_18_replace_segments_replaces_atomically<S: ArchiveStore>(store:
 }
 
 /// `deleteExecution` removes the archive of that execution only.
-pub async fn spi_18_delete_execution_removes_the_archive<S: ArchiveStore>(store: &S) -> CaseResult {
+pub async fn spi_18_delete_execution_removes_the_archive<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::DeleteExecution);
-    let (id, other) = ("spi_18-delete", "spi_18-delete-other");
+    let (id, other) = (&*cx.id("spi_18-delete"), &*cx.id("spi_18-delete-other"));
     ok(store.archive(id, events(id, 0, 4, "x")).await, "archive")?;
     ok(
         store.archive(other, events(other, 0, 1, "y")).await,

@@ -2,31 +2,16 @@
 
 use loom_kernel::spi::{Timer, TimerStore, TIMER_DUE_LIMIT_MAX};
 
-use super::{ensure, err_kind, ok, CaseResult, Outcome};
+use crate::case::{ensure, err_kind, ok, Ctx, Outcome, Verdict};
 
-/// Every case of this kit, in order.
-pub const CASES: &[&str] = &[
-    "ref_timers_schedule_is_idempotent_per_key",
-    "ref_timers_due_ordered_by_wake_at_then_id",
-    "ref_timers_cancel_removes",
-    "ref_timers_due_limit_is_bounded",
-];
-
-/// Generates the `#[tokio::test]`s of this kit for a timer-store factory.
-#[macro_export]
-macro_rules! timer_store_kit {
-    ($factory:expr) => {
-        $crate::__kit_tests!(
-            timer_store,
-            $factory,
-            [
-                ref_timers_schedule_is_idempotent_per_key,
-                ref_timers_due_ordered_by_wake_at_then_id,
-                ref_timers_cancel_removes,
-                ref_timers_due_limit_is_bounded,
-            ]
-        );
-    };
+crate::__kit_cases! {
+    kit: TimerStoreKit, name: "timer-store", bound: TimerStore, fresh: true,
+    cases: [
+        ref_timers_schedule_is_idempotent_per_key => ["GAP-25"], "1.0.0", [];
+        ref_timers_due_ordered_by_wake_at_then_id => ["GAP-25"], "1.0.0", [];
+        ref_timers_cancel_removes => ["GAP-25"], "1.0.0", [];
+        ref_timers_due_limit_is_bounded => ["GAP-25"], "1.0.0", [];
+    ]
 }
 
 fn timer(execution_id: &str, key: &str, wake_at_ms: i64) -> Timer {
@@ -38,7 +23,10 @@ fn timer(execution_id: &str, key: &str, wake_at_ms: i64) -> Timer {
 }
 
 /// Scheduling the same `(execution, key)` again keeps the first deadline.
-pub async fn ref_timers_schedule_is_idempotent_per_key<T: TimerStore>(store: &T) -> CaseResult {
+pub async fn ref_timers_schedule_is_idempotent_per_key<T: TimerStore>(
+    store: &T,
+    _cx: &Ctx,
+) -> Verdict {
     let first = ok(
         store.schedule(timer("t-idem", "wait", 100)).await,
         "schedule",
@@ -57,7 +45,10 @@ pub async fn ref_timers_schedule_is_idempotent_per_key<T: TimerStore>(store: &T)
 }
 
 /// `due` returns only timers at or before now, ordered by wake time, execution, key.
-pub async fn ref_timers_due_ordered_by_wake_at_then_id<T: TimerStore>(store: &T) -> CaseResult {
+pub async fn ref_timers_due_ordered_by_wake_at_then_id<T: TimerStore>(
+    store: &T,
+    _cx: &Ctx,
+) -> Verdict {
     let all = [
         timer("t-b", "k", 20),
         timer("t-a", "k2", 20),
@@ -85,7 +76,7 @@ pub async fn ref_timers_due_ordered_by_wake_at_then_id<T: TimerStore>(store: &T)
 }
 
 /// `cancel` removes a timer and reports whether one existed.
-pub async fn ref_timers_cancel_removes<T: TimerStore>(store: &T) -> CaseResult {
+pub async fn ref_timers_cancel_removes<T: TimerStore>(store: &T, _cx: &Ctx) -> Verdict {
     ok(store.schedule(timer("t-cancel", "k", 5)).await, "schedule")?;
     ensure!(
         ok(store.cancel("t-cancel", "k").await, "cancel")?,
@@ -103,7 +94,7 @@ pub async fn ref_timers_cancel_removes<T: TimerStore>(store: &T) -> CaseResult {
 }
 
 /// A `due` limit of 0 or above the max, and empty ids, are `InvalidArgument`.
-pub async fn ref_timers_due_limit_is_bounded<T: TimerStore>(store: &T) -> CaseResult {
+pub async fn ref_timers_due_limit_is_bounded<T: TimerStore>(store: &T, _cx: &Ctx) -> Verdict {
     err_kind(store.due(0, 0).await, "invalid-argument", "limit 0")?;
     err_kind(
         store.due(0, TIMER_DUE_LIMIT_MAX + 1).await,

@@ -6,89 +6,52 @@ use loom_kernel::spi::{
 };
 use loom_kernel::versions::EVENT_STORE_SPI_VERSION;
 
-use super::{
-    check_capabilities, check_probe, ensure, err_kind, events, join_all, ok, require_claims,
-    sequences,
+use crate::case::{
+    check_capabilities, check_probe, check_required, ensure, err_kind, events, join_all, ok,
+    poll_then_drop, require_claims, require_version, sequences, Ctx,
 };
-use super::{CaseResult, Failure, Outcome};
+use crate::case::{Failure, Outcome, Verdict};
+use crate::fault::FaultInjector;
 
-/// Every case of this kit, in order.
-pub const CASES: &[&str] = &[
-    "spi_21_capabilities_are_consistent",
-    "spi_02_claims_match_behaviour",
-    "spi_23_append_then_read_round_trips",
-    "spi_23_reads_are_ascending_and_gapless",
-    "spi_23_stale_expected_next_is_conflict_and_writes_nothing",
-    "spi_23_invalid_batch_writes_nothing",
-    "spi_23_concurrent_appends_exactly_one_wins",
-    "spi_23_list_executions_sorted",
-    "spi_03_read_range_is_inclusive",
-    "spi_04_fence_tokens_strictly_increase",
-    "place_05_zombie_append_after_new_fence_is_refused",
-    "place_05_fenced_execution_refuses_unfenced_append",
-    "place_05_fence_survives_delete_execution",
-    "spi_05_acquire_fence_if_takes_when_expectation_holds",
-    "spi_05_acquire_fence_if_refuses_stale_expectation",
-    "spi_06_append_if_unchanged_appends_when_unchanged",
-    "spi_06_append_if_unchanged_rejects_after_concurrent_append",
-    "place_05_new_fence_invalidates_old_anchor",
-    "spi_07_incarnation_distinct_anchor",
-    "spi_07_deleted_stream_anchor_differs_from_never_created",
-    "spi_08_store_now_is_non_negative",
-    "spi_09_delete_through_keeps_later_events",
-    "spi_09_delete_through_includes_sequence_zero",
-    "spi_09_delete_through_with_concurrent_append",
-    "spi_09_delete_through_unknown_execution_is_not_found",
-    "spi_11_sealing_capability_is_well_formed",
-    "spi_13_list_executions_page_each_id_once",
-    "spi_13_page_limit_is_bounded",
-    "spi_14_copy_prefix_rewrites_execution_id",
-    "spi_14_copy_prefix_refusals",
-    "spi_14_delete_execution_removes_the_stream",
-];
-
-/// Generates the `#[tokio::test]`s of this kit for a store factory.
-#[macro_export]
-macro_rules! event_store_kit {
-    ($factory:expr) => {
-        $crate::__kit_tests!(
-            event_store,
-            $factory,
-            [
-                spi_21_capabilities_are_consistent,
-                spi_02_claims_match_behaviour,
-                spi_23_append_then_read_round_trips,
-                spi_23_reads_are_ascending_and_gapless,
-                spi_23_stale_expected_next_is_conflict_and_writes_nothing,
-                spi_23_invalid_batch_writes_nothing,
-                spi_23_concurrent_appends_exactly_one_wins,
-                spi_23_list_executions_sorted,
-                spi_03_read_range_is_inclusive,
-                spi_04_fence_tokens_strictly_increase,
-                place_05_zombie_append_after_new_fence_is_refused,
-                place_05_fenced_execution_refuses_unfenced_append,
-                place_05_fence_survives_delete_execution,
-                spi_05_acquire_fence_if_takes_when_expectation_holds,
-                spi_05_acquire_fence_if_refuses_stale_expectation,
-                spi_06_append_if_unchanged_appends_when_unchanged,
-                spi_06_append_if_unchanged_rejects_after_concurrent_append,
-                place_05_new_fence_invalidates_old_anchor,
-                spi_07_incarnation_distinct_anchor,
-                spi_07_deleted_stream_anchor_differs_from_never_created,
-                spi_08_store_now_is_non_negative,
-                spi_09_delete_through_keeps_later_events,
-                spi_09_delete_through_includes_sequence_zero,
-                spi_09_delete_through_with_concurrent_append,
-                spi_09_delete_through_unknown_execution_is_not_found,
-                spi_11_sealing_capability_is_well_formed,
-                spi_13_list_executions_page_each_id_once,
-                spi_13_page_limit_is_bounded,
-                spi_14_copy_prefix_rewrites_execution_id,
-                spi_14_copy_prefix_refusals,
-                spi_14_delete_execution_removes_the_stream,
-            ]
-        );
-    };
+crate::__kit_cases! {
+    kit: EventStoreKit, name: "event-store", bound: EventStore, fresh: false,
+    cases: [
+        spi_21_capabilities_are_consistent => ["SPI-21", "SPI-01"], "1.0.0", [];
+        spi_21_required_methods_answer => ["SPI-01", "SPI-21", "GAP-27"], "1.0.0", [];
+        spi_02_claims_match_behaviour => ["SPI-02", "SPI-03", "SPI-14"], "1.0.0", [];
+        spi_23_append_then_read_round_trips => ["SPI-23", "GAP-27"], "1.0.0", [];
+        spi_23_reads_are_ascending_and_gapless => ["SPI-23"], "1.0.0", [];
+        spi_23_stale_expected_next_is_conflict_and_writes_nothing => ["SPI-23", "GAP-27"], "1.0.0", [];
+        spi_23_invalid_batch_writes_nothing => ["SPI-23", "GAP-27"], "1.0.0", [];
+        spi_23_concurrent_appends_exactly_one_wins => ["SPI-23"], "1.0.0", [];
+        spi_23_concurrent_appenders_one_winner_per_sequence => ["SPI-23"], "1.0.0", [];
+        spi_23_crash_between_append_and_ack_is_all_or_nothing => ["SPI-23", "GAP-27"], "1.0.0", [];
+        spi_23_list_executions_sorted => ["SPI-23", "GAP-27"], "1.0.0", [];
+        spi_12_store_is_prefix_agnostic => ["SPI-12", "GAP-27"], "1.0.0", [];
+        spi_03_read_range_is_inclusive => ["SPI-03", "GAP-27"], "1.0.0", ["readRange"];
+        spi_04_fence_tokens_strictly_increase => ["SPI-04", "PLACE-05"], "1.0.0", ["acquireFence"];
+        place_05_zombie_append_after_new_fence_is_refused => ["PLACE-05", "SPI-04"], "1.0.0", ["acquireFence"];
+        place_05_fenced_execution_refuses_unfenced_append => ["PLACE-05"], "1.0.0", ["acquireFence"];
+        place_05_fence_survives_delete_execution => ["PLACE-05", "SPI-14"], "1.0.0", ["acquireFence", "deleteExecution"];
+        spi_05_acquire_fence_if_takes_when_expectation_holds => ["SPI-05", "GAP-27"], "2.1.0", ["acquireFenceIf"];
+        spi_05_acquire_fence_if_refuses_stale_expectation => ["SPI-05", "GAP-27"], "2.1.0", ["acquireFenceIf"];
+        spi_06_append_if_unchanged_appends_when_unchanged => ["SPI-06"], "2.2.0", ["appendIfUnchanged"];
+        spi_06_append_if_unchanged_rejects_after_concurrent_append => ["SPI-06"], "2.2.0", ["appendIfUnchanged"];
+        place_05_new_fence_invalidates_old_anchor => ["PLACE-05", "SPI-06"], "2.2.0", ["appendIfUnchanged", "acquireFence"];
+        spi_07_incarnation_distinct_anchor => ["SPI-07"], "2.3.0", ["appendIfUnchanged", "deleteExecution"];
+        spi_07_deleted_stream_anchor_differs_from_never_created => ["SPI-07"], "2.3.0", ["appendIfUnchanged", "deleteExecution"];
+        spi_08_store_now_is_non_negative => ["SPI-08"], "2.4.0", ["storeNow"];
+        spi_09_delete_through_keeps_later_events => ["SPI-09"], "2.6.0", ["deleteThrough"];
+        spi_09_delete_through_includes_sequence_zero => ["SPI-09"], "2.6.0", ["deleteThrough"];
+        spi_09_delete_through_with_concurrent_append => ["SPI-09"], "2.6.0", ["deleteThrough"];
+        spi_09_delete_through_unknown_execution_is_not_found => ["SPI-09", "GAP-27"], "2.6.0", ["deleteThrough"];
+        spi_11_sealing_capability_is_well_formed => ["SPI-11"], "2.5.0", ["sealingCapability"];
+        spi_13_list_executions_page_each_id_once => ["SPI-13"], "1.2.0", ["listExecutionsPage"];
+        spi_13_page_limit_is_bounded => ["SPI-13"], "1.2.0", ["listExecutionsPage"];
+        spi_14_copy_prefix_rewrites_execution_id => ["SPI-14", "GAP-27"], "1.0.0", ["copyPrefix"];
+        spi_14_copy_prefix_refusals => ["SPI-14", "GAP-27"], "1.0.0", ["copyPrefix"];
+        spi_14_delete_execution_removes_the_stream => ["SPI-14", "GAP-27"], "1.0.0", ["deleteExecution"];
+    ]
 }
 
 /// The log of `id` must equal `expected` exactly (same envelopes, same order).
@@ -109,14 +72,14 @@ async fn expect_log<S: EventStore>(
 }
 
 /// The claim is consistent and shares the kernel's major version (SPI-21, SPI-01).
-pub async fn spi_21_capabilities_are_consistent<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_21_capabilities_are_consistent<S: EventStore>(store: &S, _cx: &Ctx) -> Verdict {
     check_capabilities(&store.capabilities(), EVENT_STORE_SPI_VERSION)
 }
 
 /// Each optional method answers `unsupported` iff it is not claimed (SPI-02, SPI-03).
-pub async fn spi_02_claims_match_behaviour<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_02_claims_match_behaviour<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
     let caps = store.capabilities();
-    let p = "spi_02-probe";
+    let p = &*cx.id("spi_02-probe");
     check_probe(&caps, M::ReadRange, &store.read_range(p, 0, 0).await)?;
     check_probe(
         &caps,
@@ -151,8 +114,8 @@ pub async fn spi_02_claims_match_behaviour<S: EventStore>(store: &S) -> CaseResu
 }
 
 /// Appended envelopes read back equal, metadata and nested payloads included (SPI-23).
-pub async fn spi_23_append_then_read_round_trips<S: EventStore>(store: &S) -> CaseResult {
-    let id = "spi_23-round-trip";
+pub async fn spi_23_append_then_read_round_trips<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*cx.id("spi_23-round-trip");
     let batch = events(id, 0, 3, "a");
     let ack = ok(store.append(id, 0, batch.clone(), None).await, "append")?;
     ensure!(
@@ -167,8 +130,8 @@ pub async fn spi_23_append_then_read_round_trips<S: EventStore>(store: &S) -> Ca
 }
 
 /// Several appends read back ascending and gapless (SPI-23).
-pub async fn spi_23_reads_are_ascending_and_gapless<S: EventStore>(store: &S) -> CaseResult {
-    let id = "spi_23-gapless";
+pub async fn spi_23_reads_are_ascending_and_gapless<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*cx.id("spi_23-gapless");
     let mut all = Vec::new();
     let mut next = 0;
     for n in [1, 4, 2] {
@@ -191,8 +154,9 @@ pub async fn spi_23_reads_are_ascending_and_gapless<S: EventStore>(store: &S) ->
 /// (SPI-23, GAP-27).
 pub async fn spi_23_stale_expected_next_is_conflict_and_writes_nothing<S: EventStore>(
     store: &S,
-) -> CaseResult {
-    let id = "spi_23-conflict";
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_23-conflict");
     let first = events(id, 0, 2, "first");
     ok(store.append(id, 0, first.clone(), None).await, "append")?;
     for expected in [0u64, 1, 5] {
@@ -218,8 +182,8 @@ pub async fn spi_23_stale_expected_next_is_conflict_and_writes_nothing<S: EventS
 }
 
 /// Batches that break the contract are `InvalidArgument` and write nothing (GAP-27).
-pub async fn spi_23_invalid_batch_writes_nothing<S: EventStore>(store: &S) -> CaseResult {
-    let id = "spi_23-invalid";
+pub async fn spi_23_invalid_batch_writes_nothing<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*cx.id("spi_23-invalid");
     let mut gap = events(id, 0, 3, "gap");
     gap[2].sequence = 3;
     err_kind(
@@ -228,7 +192,7 @@ pub async fn spi_23_invalid_batch_writes_nothing<S: EventStore>(store: &S) -> Ca
         "batch with a gap",
     )?;
     let mut foreign = events(id, 0, 2, "foreign");
-    foreign[1].execution_id = "someone-else".to_string();
+    foreign[1].execution_id = cx.id("someone-else");
     err_kind(
         store.append(id, 0, foreign, None).await,
         "invalid-argument",
@@ -255,8 +219,11 @@ pub async fn spi_23_invalid_batch_writes_nothing<S: EventStore>(store: &S) -> Ca
 
 /// Two appends racing for the same sequence: exactly one wins, the log is the winner's
 /// batch exactly (SPI-23, optimistic concurrency).
-pub async fn spi_23_concurrent_appends_exactly_one_wins<S: EventStore>(store: &S) -> CaseResult {
-    let id = "spi_23-race";
+pub async fn spi_23_concurrent_appends_exactly_one_wins<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_23-race");
     let a = events(id, 0, 3, "a");
     let b = events(id, 0, 2, "b");
     let results = join_all(vec![
@@ -289,12 +256,12 @@ pub async fn spi_23_concurrent_appends_exactly_one_wins<S: EventStore>(store: &S
 }
 
 /// `listExecutions` is sorted and lists every live stream (GAP-27).
-pub async fn spi_23_list_executions_sorted<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_23_list_executions_sorted<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
     let ids = [
-        "spi_23-list-b",
-        "spi_23-list-a",
-        "spi_23-list-c",
-        "spi_23-list-A",
+        &*cx.id("spi_23-list-b"),
+        &*cx.id("spi_23-list-a"),
+        &*cx.id("spi_23-list-c"),
+        &*cx.id("spi_23-list-A"),
     ];
     for id in ids {
         ok(
@@ -317,9 +284,9 @@ pub async fn spi_23_list_executions_sorted<S: EventStore>(store: &S) -> CaseResu
 }
 
 /// `readRange(from, to)` is inclusive at both ends; `from > to` is invalid (GAP-27).
-pub async fn spi_03_read_range_is_inclusive<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_03_read_range_is_inclusive<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
     require_claims!(store.capabilities(), M::ReadRange);
-    let id = "spi_03-range";
+    let id = &*cx.id("spi_03-range");
     ok(
         store.append(id, 0, events(id, 0, 10, "r"), None).await,
         "append",
@@ -342,7 +309,7 @@ pub async fn spi_03_read_range_is_inclusive<S: EventStore>(store: &S) -> CaseRes
         "readRange(5, 2)",
     )?;
     let none = ok(
-        store.read_range("spi_03-unknown", 0, 10).await,
+        store.read_range(&*cx.id("spi_03-unknown"), 0, 10).await,
         "readRange of an unknown id",
     )?;
     ensure!(
@@ -354,9 +321,9 @@ pub async fn spi_03_read_range_is_inclusive<S: EventStore>(store: &S) -> CaseRes
 }
 
 /// Fence tokens are positive and strictly increasing per execution (SPI-04, PLACE-05).
-pub async fn spi_04_fence_tokens_strictly_increase<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_04_fence_tokens_strictly_increase<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
     require_claims!(store.capabilities(), M::AcquireFence);
-    let id = "spi_04-fence";
+    let id = &*cx.id("spi_04-fence");
     let mut last = 0;
     for _ in 0..4 {
         let FenceToken(t) = ok(store.acquire_fence(id).await, "acquireFence")?;
@@ -369,9 +336,10 @@ pub async fn spi_04_fence_tokens_strictly_increase<S: EventStore>(store: &S) -> 
 /// Once B holds the fence, A's appends fail and write nothing (PLACE-05).
 pub async fn place_05_zombie_append_after_new_fence_is_refused<S: EventStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::AcquireFence);
-    let id = "place_05-zombie";
+    let id = &*cx.id("place_05-zombie");
     let a = ok(store.acquire_fence(id).await, "A acquires")?;
     let first = events(id, 0, 2, "A");
     ok(
@@ -409,9 +377,10 @@ pub async fn place_05_zombie_append_after_new_fence_is_refused<S: EventStore>(
 /// issued is refused on an unfenced one (PLACE-05, GAP-27).
 pub async fn place_05_fenced_execution_refuses_unfenced_append<S: EventStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::AcquireFence);
-    let id = "place_05-unfenced";
+    let id = &*cx.id("place_05-unfenced");
     let t = ok(store.acquire_fence(id).await, "acquire")?;
     let e = err_kind(
         store.append(id, 0, events(id, 0, 1, "x"), None).await,
@@ -428,7 +397,7 @@ pub async fn place_05_fenced_execution_refuses_unfenced_append<S: EventStore>(
         e.kind
     );
     expect_log(store, id, &[], "after the refused append").await?;
-    let other = "place_05-never-fenced";
+    let other = &*cx.id("place_05-never-fenced");
     err_kind(
         store
             .append(other, 0, events(other, 0, 1, "x"), Some(FenceToken(7)))
@@ -441,9 +410,12 @@ pub async fn place_05_fenced_execution_refuses_unfenced_append<S: EventStore>(
 
 /// Deleting an execution keeps its fence: a recreated stream still needs the token, and
 /// the next token is larger (reference-defined: tokens never go back).
-pub async fn place_05_fence_survives_delete_execution<S: EventStore>(store: &S) -> CaseResult {
+pub async fn place_05_fence_survives_delete_execution<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::AcquireFence, M::DeleteExecution);
-    let id = "place_05-fence-delete";
+    let id = &*cx.id("place_05-fence-delete");
     let t1 = ok(store.acquire_fence(id).await, "acquire")?;
     ok(
         store.append(id, 0, events(id, 0, 2, "x"), Some(t1)).await,
@@ -467,9 +439,10 @@ pub async fn place_05_fence_survives_delete_execution<S: EventStore>(store: &S) 
 /// `acquireFenceIf` takes the fence when the expectation is current (SPI-05).
 pub async fn spi_05_acquire_fence_if_takes_when_expectation_holds<S: EventStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::AcquireFenceIf);
-    let id = "spi_05-if";
+    let id = &*cx.id("spi_05-if");
     let t1 = ok(
         store.acquire_fence_if(id, None).await,
         "acquireFenceIf(None) on a never-fenced id",
@@ -489,9 +462,10 @@ pub async fn spi_05_acquire_fence_if_takes_when_expectation_holds<S: EventStore>
 /// A stale expectation is `FenceConflict` naming both tokens, and nothing changes (SPI-05).
 pub async fn spi_05_acquire_fence_if_refuses_stale_expectation<S: EventStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::AcquireFenceIf);
-    let id = "spi_05-stale";
+    let id = &*cx.id("spi_05-stale");
     let t1 = ok(store.acquire_fence_if(id, None).await, "first")?;
     let t2 = ok(store.acquire_fence_if(id, Some(t1)).await, "second")?;
     let e = err_kind(
@@ -523,9 +497,10 @@ pub async fn spi_05_acquire_fence_if_refuses_stale_expectation<S: EventStore>(
 /// With no change since the observation, `appendIfUnchanged` appends (SPI-06).
 pub async fn spi_06_append_if_unchanged_appends_when_unchanged<S: EventStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::AppendIfUnchanged);
-    let id = "spi_06-unchanged";
+    let id = &*cx.id("spi_06-unchanged");
     let mut log = events(id, 0, 2, "x");
     ok(store.append(id, 0, log.clone(), None).await, "append")?;
     let anchor = ok(store.observe(id).await, "observe")?;
@@ -548,9 +523,10 @@ pub async fn spi_06_append_if_unchanged_appends_when_unchanged<S: EventStore>(
 /// nothing written (SPI-06).
 pub async fn spi_06_append_if_unchanged_rejects_after_concurrent_append<S: EventStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::AppendIfUnchanged);
-    let id = "spi_06-changed";
+    let id = &*cx.id("spi_06-changed");
     let mut log = events(id, 0, 1, "x");
     ok(store.append(id, 0, log.clone(), None).await, "append")?;
     let anchor = ok(store.observe(id).await, "observe")?;
@@ -573,9 +549,12 @@ pub async fn spi_06_append_if_unchanged_rejects_after_concurrent_append<S: Event
 
 /// Acquiring a fence changes the anchor, so a zombie's observation cannot slip an append
 /// past the new holder (PLACE-05; reference-defined anchor, GAP-27).
-pub async fn place_05_new_fence_invalidates_old_anchor<S: EventStore>(store: &S) -> CaseResult {
+pub async fn place_05_new_fence_invalidates_old_anchor<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::AppendIfUnchanged, M::AcquireFence);
-    let id = "place_05-anchor";
+    let id = &*cx.id("place_05-anchor");
     let t = ok(store.acquire_fence(id).await, "acquire")?;
     ok(
         store.append(id, 0, events(id, 0, 1, "x"), Some(t)).await,
@@ -595,13 +574,14 @@ pub async fn place_05_new_fence_invalidates_old_anchor<S: EventStore>(store: &S)
 
 /// Delete + recreate with byte-identical sequence-0 envelopes gives a different anchor,
 /// and the incarnation appears in no event (SPI-07).
-pub async fn spi_07_incarnation_distinct_anchor<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_07_incarnation_distinct_anchor<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    require_version!(store.capabilities(), "2.3.0");
     require_claims!(
         store.capabilities(),
         M::AppendIfUnchanged,
         M::DeleteExecution
     );
-    let id = "spi_07-reborn";
+    let id = &*cx.id("spi_07-reborn");
     let e0 = events(id, 0, 1, "same");
     ok(
         store.append(id, 0, e0.clone(), None).await,
@@ -642,13 +622,15 @@ pub async fn spi_07_incarnation_distinct_anchor<S: EventStore>(store: &S) -> Cas
 /// create-then-delete between observe and `appendIfUnchanged` is detected (SPI-07).
 pub async fn spi_07_deleted_stream_anchor_differs_from_never_created<S: EventStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
+    require_version!(store.capabilities(), "2.3.0");
     require_claims!(
         store.capabilities(),
         M::AppendIfUnchanged,
         M::DeleteExecution
     );
-    let id = "spi_07-aba";
+    let id = &*cx.id("spi_07-aba");
     let never = ok(store.observe(id).await, "observe a fresh id")?;
     ensure!(
         never.next_sequence == 0,
@@ -676,7 +658,7 @@ pub async fn spi_07_deleted_stream_anchor_differs_from_never_created<S: EventSto
 
 /// `storeNow` is a non-negative integer of epoch ms (SPI-08). Not required to be
 /// non-decreasing: database time can step back.
-pub async fn spi_08_store_now_is_non_negative<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_08_store_now_is_non_negative<S: EventStore>(store: &S, _cx: &Ctx) -> Verdict {
     require_claims!(store.capabilities(), M::StoreNow);
     let now = ok(store.store_now().await, "storeNow")?;
     ensure!(now >= 0, "storeNow returned {now}");
@@ -685,9 +667,12 @@ pub async fn spi_08_store_now_is_non_negative<S: EventStore>(store: &S) -> CaseR
 
 /// `deleteThrough(k)` removes exactly the events `<= k`; later events and the next
 /// append sequence are unchanged (SPI-09).
-pub async fn spi_09_delete_through_keeps_later_events<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_09_delete_through_keeps_later_events<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::DeleteThrough);
-    let id = "spi_09-keep";
+    let id = &*cx.id("spi_09-keep");
     let all = events(id, 0, 10, "x");
     ok(store.append(id, 0, all.clone(), None).await, "append")?;
     let n = ok(store.delete_through(id, 4).await, "deleteThrough(4)")?;
@@ -717,9 +702,12 @@ pub async fn spi_09_delete_through_keeps_later_events<S: EventStore>(store: &S) 
 }
 
 /// Sequence 0 is included; deleting through the head leaves a live, empty stream (SPI-09).
-pub async fn spi_09_delete_through_includes_sequence_zero<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_09_delete_through_includes_sequence_zero<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::DeleteThrough);
-    let id = "spi_09-zero";
+    let id = &*cx.id("spi_09-zero");
     let all = events(id, 0, 3, "x");
     ok(store.append(id, 0, all.clone(), None).await, "append")?;
     ensure!(
@@ -746,24 +734,27 @@ pub async fn spi_09_delete_through_includes_sequence_zero<S: EventStore>(store: 
 
 /// `deleteThrough` racing an append: whatever the interleaving, no event `<= through`
 /// remains and every appended event survives (SPI-09).
-pub async fn spi_09_delete_through_with_concurrent_append<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_09_delete_through_with_concurrent_append<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::DeleteThrough);
     for order in 0..2 {
-        let id = format!("spi_09-race-{order}");
+        let id = cx.id(&format!("spi_09-race-{order}"));
         ok(
             store.append(&id, 0, events(&id, 0, 5, "x"), None).await,
             "append",
         )?;
         let appended = events(&id, 5, 3, "concurrent");
         let (deleted, added) = if order == 0 {
-            let (d, a) = join2(
+            let (d, a) = crate::case::join2(
                 store.delete_through(&id, 4),
                 store.append(&id, 5, appended.clone(), None),
             )
             .await;
             (d, a)
         } else {
-            let (a, d) = join2(
+            let (a, d) = crate::case::join2(
                 store.append(&id, 5, appended.clone(), None),
                 store.delete_through(&id, 4),
             )
@@ -777,43 +768,14 @@ pub async fn spi_09_delete_through_with_concurrent_append<S: EventStore>(store: 
     Ok(Outcome::Pass)
 }
 
-async fn join2<A: std::future::Future, B: std::future::Future>(
-    a: A,
-    b: B,
-) -> (A::Output, B::Output) {
-    use std::task::Poll;
-    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
-    let (mut ra, mut rb) = (None, None);
-    std::future::poll_fn(move |cx| {
-        if ra.is_none() {
-            if let Poll::Ready(v) = a.as_mut().poll(cx) {
-                ra = Some(v);
-            }
-        }
-        if rb.is_none() {
-            if let Poll::Ready(v) = b.as_mut().poll(cx) {
-                rb = Some(v);
-            }
-        }
-        match (ra.take(), rb.take()) {
-            (Some(x), Some(y)) => Poll::Ready((x, y)),
-            (x, y) => {
-                ra = x;
-                rb = y;
-                Poll::Pending
-            }
-        }
-    })
-    .await
-}
-
 /// `deleteThrough` on an unknown execution is `NotFound` (reference-defined).
 pub async fn spi_09_delete_through_unknown_execution_is_not_found<S: EventStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::DeleteThrough);
     err_kind(
-        store.delete_through("spi_09-unknown", 3).await,
+        store.delete_through(&*cx.id("spi_09-unknown"), 3).await,
         "not-found",
         "deleteThrough of an unknown id",
     )?;
@@ -822,7 +784,10 @@ pub async fn spi_09_delete_through_unknown_execution_is_not_found<S: EventStore>
 
 /// A claimed `sealingCapability` answers; a capability names a cipher and what it
 /// covers (SPI-11).
-pub async fn spi_11_sealing_capability_is_well_formed<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_11_sealing_capability_is_well_formed<S: EventStore>(
+    store: &S,
+    _cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::SealingCapability);
     if let Some(cap) = ok(store.sealing_capability().await, "sealingCapability")? {
         ensure!(
@@ -835,9 +800,14 @@ pub async fn spi_11_sealing_capability_is_well_formed<S: EventStore>(store: &S) 
 
 /// Paging returns each id exactly once, pages are bounded, and the last page has no
 /// cursor (SPI-13).
-pub async fn spi_13_list_executions_page_each_id_once<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_13_list_executions_page_each_id_once<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::ListExecutionsPage);
-    let ours: Vec<String> = (0..23).map(|i| format!("spi_13-page-{i:03}")).collect();
+    let ours: Vec<String> = (0..23)
+        .map(|i| cx.id(&format!("spi_13-page-{i:03}")))
+        .collect();
     for id in &ours {
         ok(
             store.append(id, 0, events(id, 0, 1, "p"), None).await,
@@ -877,7 +847,7 @@ pub async fn spi_13_list_executions_page_each_id_once<S: EventStore>(store: &S) 
 }
 
 /// A page limit of 0 or above `LIST_PAGE_LIMIT_MAX` is invalid (SPI-13).
-pub async fn spi_13_page_limit_is_bounded<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_13_page_limit_is_bounded<S: EventStore>(store: &S, _cx: &Ctx) -> Verdict {
     require_claims!(store.capabilities(), M::ListExecutionsPage);
     err_kind(
         store.list_executions_page(None, 0).await,
@@ -900,9 +870,12 @@ pub async fn spi_13_page_limit_is_bounded<S: EventStore>(store: &S) -> CaseResul
 
 /// `copyPrefix` copies events `<= through` into an empty target with its own id
 /// (SPI-14; reference-defined, GAP-27).
-pub async fn spi_14_copy_prefix_rewrites_execution_id<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_14_copy_prefix_rewrites_execution_id<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::CopyPrefix);
-    let (src, dst) = ("spi_14-src", "spi_14-dst");
+    let (src, dst) = (&*cx.id("spi_14-src"), &*cx.id("spi_14-dst"));
     let all = events(src, 0, 6, "x");
     ok(store.append(src, 0, all.clone(), None).await, "append")?;
     let ack = ok(store.copy_prefix(src, dst, 3).await, "copyPrefix")?;
@@ -931,9 +904,9 @@ pub async fn spi_14_copy_prefix_rewrites_execution_id<S: EventStore>(store: &S) 
 
 /// `copyPrefix` refuses a live target, a `through` past the head and an unknown source
 /// (reference-defined, GAP-27).
-pub async fn spi_14_copy_prefix_refusals<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_14_copy_prefix_refusals<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
     require_claims!(store.capabilities(), M::CopyPrefix);
-    let (src, dst) = ("spi_14-refuse-src", "spi_14-refuse-dst");
+    let (src, dst) = (&*cx.id("spi_14-refuse-src"), &*cx.id("spi_14-refuse-dst"));
     ok(
         store.append(src, 0, events(src, 0, 3, "x"), None).await,
         "append source",
@@ -950,13 +923,15 @@ pub async fn spi_14_copy_prefix_refusals<S: EventStore>(store: &S) -> CaseResult
     )?;
     expect_log(store, dst, &taken, "the target after the refusal").await?;
     err_kind(
-        store.copy_prefix(src, "spi_14-refuse-new", 3).await,
+        store
+            .copy_prefix(src, &*cx.id("spi_14-refuse-new"), 3)
+            .await,
         "invalid-argument",
         "through past the head",
     )?;
     err_kind(
         store
-            .copy_prefix("spi_14-nobody", "spi_14-refuse-new", 0)
+            .copy_prefix(&*cx.id("spi_14-nobody"), &*cx.id("spi_14-refuse-new"), 0)
             .await,
         "not-found",
         "unknown source",
@@ -966,9 +941,12 @@ pub async fn spi_14_copy_prefix_refusals<S: EventStore>(store: &S) -> CaseResult
 
 /// `deleteExecution` removes the stream: empty read, not listed, appends restart at 0
 /// (SPI-14; reference-defined).
-pub async fn spi_14_delete_execution_removes_the_stream<S: EventStore>(store: &S) -> CaseResult {
+pub async fn spi_14_delete_execution_removes_the_stream<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::DeleteExecution);
-    let id = "spi_14-delete";
+    let id = &*cx.id("spi_14-delete");
     ok(
         store.append(id, 0, events(id, 0, 3, "x"), None).await,
         "append",
@@ -1002,5 +980,125 @@ pub async fn spi_14_delete_execution_removes_the_stream<S: EventStore>(store: &S
         store.append(id, 0, events(id, 0, 1, "y"), None).await,
         "append at 0 after delete",
     )?;
+    Ok(Outcome::Pass)
+}
+
+/// The required methods answer on a fresh id: `append`, `read` and `listExecutions`
+/// never say `unsupported`, whatever version is claimed (SPI-01, SPI-21).
+pub async fn spi_21_required_methods_answer<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*cx.id("spi_21-required");
+    check_required(
+        "append",
+        &store.append(id, 0, events(id, 0, 1, "r"), None).await,
+    )?;
+    check_required("read", &store.read(id).await)?;
+    check_required("listExecutions", &store.list_executions().await)?;
+    Ok(Outcome::Pass)
+}
+
+/// Rounds of racing appenders: in each round `RACERS` appends compete for the same
+/// next sequence, exactly one wins, the others are `conflict`, and the final log is the
+/// winners' batches in order (SPI-23).
+pub async fn spi_23_concurrent_appenders_one_winner_per_sequence<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    const RACERS: usize = 4;
+    const ROUNDS: u64 = 3;
+    let id = &*cx.id("spi_23-rounds");
+    let mut log = Vec::new();
+    for round in 0..ROUNDS {
+        let next = log.len() as u64;
+        let batches: Vec<_> = (0..RACERS)
+            .map(|r| {
+                events(
+                    id,
+                    next,
+                    1 + r as u64 % 2,
+                    &format!("round{round}-racer{r}"),
+                )
+            })
+            .collect();
+        let results = join_all(
+            batches
+                .iter()
+                .map(|b| store.append(id, next, b.clone(), None))
+                .collect(),
+        )
+        .await;
+        let winners: Vec<usize> = (0..RACERS).filter(|i| results[*i].is_ok()).collect();
+        ensure!(
+            winners.len() == 1,
+            "round {round} on {id} at sequence {next}: {} appenders won, expected exactly one",
+            winners.len()
+        );
+        for r in results.iter().filter_map(|r| r.as_ref().err()) {
+            ensure!(
+                matches!(r.kind, StoreErrorKind::Conflict { .. }),
+                "round {round} on {id}: a loser failed with {r}, expected conflict"
+            );
+        }
+        log.extend(batches[winners[0]].clone());
+    }
+    expect_log(store, id, &log, "after the rounds").await?;
+    Ok(Outcome::Pass)
+}
+
+/// Most polls the crash case gives an append before it drops it.
+const CRASH_POLLS_MAX: usize = 4;
+
+/// A crash between the append and its acknowledgement leaves all of the batch or none
+/// of it: (1) the caller drops the append future after 1..=CRASH_POLLS_MAX polls;
+/// (2) the acknowledgement of a completed append is lost (a fault-injecting wrapper),
+/// and a retry of the same batch is a `conflict`, never a duplicate (SPI-23, GAP-27).
+pub async fn spi_23_crash_between_append_and_ack_is_all_or_nothing<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    for polls in 1..=CRASH_POLLS_MAX {
+        let id = &*cx.id(&format!("spi_23-crash-{polls}"));
+        let first = events(id, 0, 2, "first");
+        ok(store.append(id, 0, first.clone(), None).await, "append")?;
+        let batch = events(id, 2, 5, "crashing");
+        let _ = poll_then_drop(store.append(id, 2, batch.clone(), None), polls);
+        let log = ok(store.read(id).await, "read after the crash")?;
+        let mut whole = first.clone();
+        whole.extend(batch);
+        ensure!(
+            log == first || log == whole,
+            "after an append to {id} was dropped at poll {polls}, the log has sequences {:?}: neither none nor all of the batch 2..=6",
+            sequences(&log)
+        );
+    }
+    let id = &*cx.id("spi_23-lost-ack");
+    let faulty = FaultInjector::new(store);
+    let batch = events(id, 0, 3, "lost-ack");
+    faulty.drop_next_ack();
+    err_kind(
+        faulty.append(id, 0, batch.clone(), None).await,
+        "backend",
+        "append with a lost ack",
+    )?;
+    expect_log(store, id, &batch, "after the lost acknowledgement").await?;
+    let retry = store.append(id, 0, batch.clone(), None).await;
+    ensure!(
+        matches!(retry, Err(ref e) if matches!(e.kind, StoreErrorKind::Conflict { expected_next: 0, actual_next: 3 })),
+        "retrying the acknowledged-but-lost batch on {id} gave {retry:?}, expected conflict 0 vs 3"
+    );
+    expect_log(store, id, &batch, "after the retry").await?;
+    Ok(Outcome::Pass)
+}
+
+/// Stores stay prefix-agnostic: a stream whose id has the reserved
+/// `__loom_quarantine__:` prefix is an ordinary stream to the store; the runtime, not
+/// the store, protects the prefix (SPI-12, GAP-27).
+pub async fn spi_12_store_is_prefix_agnostic<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*format!("__loom_quarantine__:{}", cx.id("chain"));
+    let batch = events(id, 0, 2, "q");
+    ok(
+        store.append(id, 0, batch.clone(), None).await,
+        "append to a control stream",
+    )?;
+    expect_log(store, id, &batch, "the control stream").await?;
     Ok(Outcome::Pass)
 }

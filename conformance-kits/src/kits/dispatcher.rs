@@ -3,37 +3,19 @@
 
 use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage};
 
-use super::{ensure, err_kind, ok, CaseResult, Failure, Outcome};
+use crate::case::{ensure, err_kind, ok, Ctx, Failure, Outcome, Verdict};
 
-/// Every case of this kit, in order.
-pub const CASES: &[&str] = &[
-    "place_02_dispatch_claim_complete_is_fifo",
-    "place_03_package_carries_coordinates_only",
-    "place_07_unregistered_compute_target_refused",
-    "place_02_one_live_lease_per_execution",
-    "place_04_expired_lease_is_requeued",
-    "place_02_release_requeues_at_the_back",
-    "place_02_renew_extends_a_live_lease",
-];
-
-/// Generates the `#[tokio::test]`s of this kit for a dispatcher factory.
-#[macro_export]
-macro_rules! dispatcher_kit {
-    ($factory:expr) => {
-        $crate::__kit_tests!(
-            dispatcher,
-            $factory,
-            [
-                place_02_dispatch_claim_complete_is_fifo,
-                place_03_package_carries_coordinates_only,
-                place_07_unregistered_compute_target_refused,
-                place_02_one_live_lease_per_execution,
-                place_04_expired_lease_is_requeued,
-                place_02_release_requeues_at_the_back,
-                place_02_renew_extends_a_live_lease,
-            ]
-        );
-    };
+crate::__kit_cases! {
+    kit: DispatcherKit, name: "dispatcher", bound: ExecutionDispatcher, fresh: true,
+    cases: [
+        place_02_dispatch_claim_complete_is_fifo => ["PLACE-02", "SPI-01"], "1.0.0", [];
+        place_03_package_carries_coordinates_only => ["PLACE-03"], "1.0.0", [];
+        place_07_unregistered_compute_target_refused => ["PLACE-07"], "1.0.0", [];
+        place_02_one_live_lease_per_execution => ["PLACE-02"], "1.0.0", [];
+        place_04_expired_lease_is_requeued => ["PLACE-04", "PLACE-02"], "1.0.0", [];
+        place_02_release_requeues_at_the_back => ["PLACE-02"], "1.0.0", [];
+        place_02_renew_extends_a_live_lease => ["PLACE-02"], "1.0.0", [];
+    ]
 }
 
 fn package(execution_id: &str, target: Option<&str>) -> ExecutionPackage {
@@ -55,7 +37,10 @@ async fn claimed<D: ExecutionDispatcher>(
 }
 
 /// Packages are claimed oldest first; a completed one is gone (PLACE-02).
-pub async fn place_02_dispatch_claim_complete_is_fifo<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+pub async fn place_02_dispatch_claim_complete_is_fifo<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
     ok(d.register_target("cpu").await, "register")?;
     let mut ids = Vec::new();
     for e in ["p02-e1", "p02-e2", "p02-e3"] {
@@ -93,7 +78,8 @@ pub async fn place_02_dispatch_claim_complete_is_fifo<D: ExecutionDispatcher>(d:
 /// (PLACE-03).
 pub async fn place_03_package_carries_coordinates_only<D: ExecutionDispatcher>(
     d: &D,
-) -> CaseResult {
+    _cx: &Ctx,
+) -> Verdict {
     ok(d.register_target("cpu").await, "register")?;
     let p = ExecutionPackage {
         execution_id: "p03-e".to_string(),
@@ -131,7 +117,8 @@ pub async fn place_03_package_carries_coordinates_only<D: ExecutionDispatcher>(
 /// target is registered it is accepted and only that target may claim it (PLACE-07).
 pub async fn place_07_unregistered_compute_target_refused<D: ExecutionDispatcher>(
     d: &D,
-) -> CaseResult {
+    _cx: &Ctx,
+) -> Verdict {
     ok(d.register_target("cpu").await, "register cpu")?;
     err_kind(
         d.dispatch(package("p07-e", Some("gpu"))).await,
@@ -175,7 +162,10 @@ pub async fn place_07_unregistered_compute_target_refused<D: ExecutionDispatcher
 }
 
 /// An execution is queued or leased at most once: at most one live lease (PLACE-02).
-pub async fn place_02_one_live_lease_per_execution<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+pub async fn place_02_one_live_lease_per_execution<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
     ok(d.register_target("cpu").await, "register")?;
     ok(d.dispatch(package("p02-once", None)).await, "dispatch")?;
     err_kind(
@@ -200,7 +190,10 @@ pub async fn place_02_one_live_lease_per_execution<D: ExecutionDispatcher>(d: &D
 
 /// A lease past its deadline is re-queued; another worker claims it with a new lease
 /// and the old lease is lost ("resume is migration", PLACE-04).
-pub async fn place_04_expired_lease_is_requeued<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+pub async fn place_04_expired_lease_is_requeued<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
     ok(d.register_target("cpu").await, "register")?;
     ok(d.dispatch(package("p04-e", None)).await, "dispatch")?;
     let a = ok(d.claim("cpu", "worker-a", 1_000).await, "A claims")?
@@ -238,7 +231,10 @@ pub async fn place_04_expired_lease_is_requeued<D: ExecutionDispatcher>(d: &D) -
 }
 
 /// A released package goes to the back of the queue (reference-defined).
-pub async fn place_02_release_requeues_at_the_back<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+pub async fn place_02_release_requeues_at_the_back<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
     ok(d.register_target("cpu").await, "register")?;
     ok(d.dispatch(package("p02-r1", None)).await, "dispatch")?;
     ok(d.dispatch(package("p02-r2", None)).await, "dispatch")?;
@@ -263,7 +259,10 @@ pub async fn place_02_release_requeues_at_the_back<D: ExecutionDispatcher>(d: &D
 
 /// `renew` moves a live lease's deadline; a lapsed lease cannot be renewed and is
 /// re-queued (reference-defined).
-pub async fn place_02_renew_extends_a_live_lease<D: ExecutionDispatcher>(d: &D) -> CaseResult {
+pub async fn place_02_renew_extends_a_live_lease<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
     ok(d.register_target("cpu").await, "register")?;
     ok(d.dispatch(package("p02-renew", None)).await, "dispatch")?;
     let lease = ok(d.claim("cpu", "w", 0).await, "claim")?

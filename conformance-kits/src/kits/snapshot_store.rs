@@ -6,39 +6,23 @@ use loom_kernel::snapshot::SnapshotRecord;
 use loom_kernel::spi::{SnapshotStore, SnapshotStoreMethod as M};
 use loom_kernel::versions::{EVENT_SCHEMA_VERSION, SNAPSHOT_STORE_SPI_VERSION};
 
-use super::{check_capabilities, check_probe, ensure, ok, require_claims, CaseResult, Outcome};
+use crate::case::{
+    check_capabilities, check_probe, ensure, ok, require_claims, Ctx, Failure, Outcome, Verdict,
+};
 
-/// Every case of this kit, in order.
-pub const CASES: &[&str] = &[
-    "spi_21_snapshot_capabilities_are_consistent",
-    "spi_15_claims_match_behaviour",
-    "spi_15_load_latest_returns_highest_sequence",
-    "spi_15_save_at_same_sequence_replaces",
-    "spi_15_load_latest_sealed_matches_load_latest",
-    "spi_15_delete_execution_removes_every_snapshot",
-    "spi_16_prune_snapshots_deletes_exactly_through",
-    "spi_17_list_sequences_ascending",
-];
-
-/// Generates the `#[tokio::test]`s of this kit for a store factory.
-#[macro_export]
-macro_rules! snapshot_store_kit {
-    ($factory:expr) => {
-        $crate::__kit_tests!(
-            snapshot_store,
-            $factory,
-            [
-                spi_21_snapshot_capabilities_are_consistent,
-                spi_15_claims_match_behaviour,
-                spi_15_load_latest_returns_highest_sequence,
-                spi_15_save_at_same_sequence_replaces,
-                spi_15_load_latest_sealed_matches_load_latest,
-                spi_15_delete_execution_removes_every_snapshot,
-                spi_16_prune_snapshots_deletes_exactly_through,
-                spi_17_list_sequences_ascending,
-            ]
-        );
-    };
+crate::__kit_cases! {
+    kit: SnapshotStoreKit, name: "snapshot-store", bound: SnapshotStore, fresh: false,
+    cases: [
+        spi_21_snapshot_capabilities_are_consistent => ["SPI-21", "SPI-01"], "1.0.0", [];
+        spi_15_claims_match_behaviour => ["SPI-15", "SPI-02"], "1.0.0", [];
+        spi_15_load_latest_returns_highest_sequence => ["SPI-15"], "1.0.0", [];
+        spi_15_save_at_same_sequence_replaces => ["SPI-15"], "1.0.0", [];
+        snap_09_decision_order_survives_key_reordering => ["SNAP-09", "SPI-15"], "1.0.0", [];
+        spi_15_load_latest_sealed_matches_load_latest => ["SPI-15", "GAP-27"], "1.1.0", ["loadLatestSealed"];
+        spi_15_delete_execution_removes_every_snapshot => ["SPI-15", "GAP-27"], "1.0.0", ["deleteExecution"];
+        spi_16_prune_snapshots_deletes_exactly_through => ["SPI-16"], "1.2.0", ["pruneSnapshots"];
+        spi_17_list_sequences_ascending => ["SPI-17"], "1.3.0", ["listSequences"];
+    ]
 }
 
 /// A deterministic snapshot at `sequence`, with a state whose keys are out of order.
@@ -59,14 +43,15 @@ pub fn record(sequence: u64, tag: &str) -> SnapshotRecord {
 /// The claim is consistent and shares the kernel's major version (SPI-21).
 pub async fn spi_21_snapshot_capabilities_are_consistent<S: SnapshotStore>(
     store: &S,
-) -> CaseResult {
+    _cx: &Ctx,
+) -> Verdict {
     check_capabilities(&store.capabilities(), SNAPSHOT_STORE_SPI_VERSION)
 }
 
 /// Each optional method answers `unsupported` iff it is not claimed (SPI-02, SPI-15).
-pub async fn spi_15_claims_match_behaviour<S: SnapshotStore>(store: &S) -> CaseResult {
+pub async fn spi_15_claims_match_behaviour<S: SnapshotStore>(store: &S, cx: &Ctx) -> Verdict {
     let caps = store.capabilities();
-    let p = "spi_15-probe";
+    let p = &*cx.id("spi_15-probe");
     check_probe(&caps, M::DeleteExecution, &store.delete_execution(p).await)?;
     check_probe(
         &caps,
@@ -81,8 +66,9 @@ pub async fn spi_15_claims_match_behaviour<S: SnapshotStore>(store: &S) -> CaseR
 /// `loadLatest` returns the highest sequence whatever the save order (SPI-15).
 pub async fn spi_15_load_latest_returns_highest_sequence<S: SnapshotStore>(
     store: &S,
-) -> CaseResult {
-    let id = "spi_15-latest";
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_15-latest");
     ensure!(
         ok(store.load_latest(id).await, "load of nothing")?.is_none(),
         "an unknown id has a snapshot"
@@ -102,8 +88,11 @@ pub async fn spi_15_load_latest_returns_highest_sequence<S: SnapshotStore>(
 }
 
 /// A second save at the same sequence replaces the first (reference-defined).
-pub async fn spi_15_save_at_same_sequence_replaces<S: SnapshotStore>(store: &S) -> CaseResult {
-    let id = "spi_15-replace";
+pub async fn spi_15_save_at_same_sequence_replaces<S: SnapshotStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_15-replace");
     ok(store.save(id, record(4, "old")).await, "save")?;
     ok(store.save(id, record(4, "new")).await, "save again")?;
     let latest = ok(store.load_latest(id).await, "loadLatest")?;
@@ -117,9 +106,10 @@ pub async fn spi_15_save_at_same_sequence_replaces<S: SnapshotStore>(store: &S) 
 /// With no sealing layer, `loadLatestSealed` equals `loadLatest` (GAP-27).
 pub async fn spi_15_load_latest_sealed_matches_load_latest<S: SnapshotStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::LoadLatestSealed);
-    let id = "spi_15-sealed";
+    let id = &*cx.id("spi_15-sealed");
     ok(store.save(id, record(3, "x")).await, "save")?;
     let sealed = ok(store.load_latest_sealed(id).await, "loadLatestSealed")?;
     let plain = ok(store.load_latest(id).await, "loadLatest")?;
@@ -133,9 +123,10 @@ pub async fn spi_15_load_latest_sealed_matches_load_latest<S: SnapshotStore>(
 /// `deleteExecution` removes every snapshot of the execution and no other's.
 pub async fn spi_15_delete_execution_removes_every_snapshot<S: SnapshotStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::DeleteExecution);
-    let (id, other) = ("spi_15-delete", "spi_15-delete-other");
+    let (id, other) = (&*cx.id("spi_15-delete"), &*cx.id("spi_15-delete-other"));
     for seq in [1, 2, 3] {
         ok(store.save(id, record(seq, "x")).await, "save")?;
     }
@@ -156,9 +147,10 @@ pub async fn spi_15_delete_execution_removes_every_snapshot<S: SnapshotStore>(
 /// `pruneSnapshots(k)` deletes exactly the snapshots `<= k` (SPI-16).
 pub async fn spi_16_prune_snapshots_deletes_exactly_through<S: SnapshotStore>(
     store: &S,
-) -> CaseResult {
+    cx: &Ctx,
+) -> Verdict {
     require_claims!(store.capabilities(), M::PruneSnapshots);
-    let id = "spi_16-prune";
+    let id = &*cx.id("spi_16-prune");
     for seq in [10, 20, 30, 40, 50, 60] {
         ok(store.save(id, record(seq, "x")).await, "save")?;
     }
@@ -186,9 +178,9 @@ pub async fn spi_16_prune_snapshots_deletes_exactly_through<S: SnapshotStore>(
 
 /// `listSequences` is ascending with one entry per snapshot, whatever the save order;
 /// its prefix `<= k` is exactly what `pruneSnapshots(k)` then deletes (SPI-17).
-pub async fn spi_17_list_sequences_ascending<S: SnapshotStore>(store: &S) -> CaseResult {
+pub async fn spi_17_list_sequences_ascending<S: SnapshotStore>(store: &S, cx: &Ctx) -> Verdict {
     require_claims!(store.capabilities(), M::ListSequences);
-    let id = "spi_17-list";
+    let id = &*cx.id("spi_17-list");
     ensure!(
         ok(store.list_sequences(id).await, "list of nothing")?.is_empty(),
         "an unknown id lists sequences"
@@ -210,5 +202,58 @@ pub async fn spi_17_list_sequences_ascending<S: SnapshotStore>(store: &S) -> Cas
             dry_run.len()
         );
     }
+    Ok(Outcome::Pass)
+}
+
+/// Decision order survives a store that reorders object keys (Postgres `jsonb` sorts
+/// them, shorter first): the order is carried by each decision's `seq`, so sorting the
+/// loaded `_decisions` by `seq` gives back the order they were made in, and every `seq`
+/// is intact (SNAP-09, FOLD 1.24.0).
+pub async fn snap_09_decision_order_survives_key_reordering<S: SnapshotStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("snap_09-order");
+    // Made in this order; every key order a store might normalise to differs from it.
+    let made = ["zeta", "b", "10", "2", "alpha", "a_much_longer_decision_id"];
+    let mut decisions = serde_json::Map::new();
+    for (seq, key) in made.iter().enumerate() {
+        decisions.insert(
+            key.to_string(),
+            json!({ "choice": format!("c{seq}"), "seq": seq }),
+        );
+    }
+    let saved = SnapshotRecord {
+        schema_version: EVENT_SCHEMA_VERSION.to_string(),
+        sequence: 7,
+        state: json!({ "status": "running", "frames": {}, "variables": { "_decisions": decisions }, "sequence": 7, "startedAt": 1, "updatedAt": 2 }),
+    };
+    ok(store.save(id, saved).await, "save")?;
+    let loaded = ok(store.load_latest(id).await, "loadLatest")?
+        .ok_or_else(|| Failure(format!("no snapshot of {id} after save")))?;
+    let Some(loaded_decisions) = loaded
+        .state
+        .pointer("/variables/_decisions")
+        .and_then(|v| v.as_object())
+    else {
+        return Err(Failure(format!(
+            "the snapshot of {id} at sequence 7 lost /variables/_decisions"
+        )));
+    };
+    let mut by_seq: Vec<(u64, &str)> = Vec::new();
+    for (key, value) in loaded_decisions {
+        let Some(seq) = value.get("seq").and_then(|s| s.as_u64()) else {
+            return Err(Failure(format!(
+                "decision {key:?} of {id} (snapshot sequence 7) lost its seq: decision order cannot be recovered"
+            )));
+        };
+        by_seq.push((seq, key));
+    }
+    by_seq.sort();
+    let order: Vec<&str> = by_seq.iter().map(|(_, k)| *k).collect();
+    ensure!(
+        order == made,
+        "decisions of {id} sorted by seq come out {order:?}, they were made {made:?}"
+    );
     Ok(Outcome::Pass)
 }

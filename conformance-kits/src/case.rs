@@ -1,0 +1,370 @@
+//! The vocabulary every kit case is written in: the [`Verdict`] a case returns, the
+//! [`Ctx`] that hands it fresh execution ids, the [`CaseInfo`] row that names its rules,
+//! the [`Kit`] trait a kit module implements, and the small assertion helpers.
+//!
+//! A case is a plain `async fn(&Store, &Ctx) -> Verdict`. It never panics: every
+//! mismatch is a [`Failure`] in words, every store error it did not expect is turned into
+//! one by [`ok`]. It needs no executor of its own: the only concurrency it uses is
+//! [`join_all`], which polls several futures in the caller's task.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use serde_json::{json, Map, Value};
+
+use loom_kernel::envelope::EventEnvelope;
+use loom_kernel::spi::{Capabilities, SpiMethod, StoreError};
+use loom_kernel::versions::SemVer;
+
+/// How a case ended, when it did not fail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The behaviour matched.
+    Pass,
+    /// The case needs an optional method the store does not claim (SPI-02).
+    SkipNotClaimed(&'static str),
+}
+
+/// What differed, in words. The runner prefixes the case id, its rules and the
+/// namespace, so the message itself names the execution id and the sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure(pub String);
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The result of one case.
+pub type Verdict = Result<Outcome, Failure>;
+
+/// One row of a kit's case table: what the case is called, which rules it is evidence
+/// for, the SPI version it was written against and the optional methods it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaseInfo {
+    /// Stable id: the case function's name. It carries the rule token
+    /// (`spi_07_...`), so `cargo test` output names the rule.
+    pub id: &'static str,
+    /// Rule ids the case proves, e.g. `"SPI-07"`.
+    pub rules: &'static [&'static str],
+    /// The lowest SPI version whose contract the case checks.
+    pub spi_version: &'static str,
+    /// The optional methods (spec names) the case needs; without them it is
+    /// `skip-not-claimed`.
+    pub needs: &'static [&'static str],
+}
+
+/// What a case is given besides the store: a namespace that makes every execution id
+/// it creates fresh, so cases sharing one store cannot see each other's data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ctx {
+    namespace: String,
+}
+
+impl Ctx {
+    /// A context whose ids all start with `namespace`.
+    pub fn new(namespace: impl Into<String>) -> Ctx {
+        Ctx {
+            namespace: namespace.into(),
+        }
+    }
+
+    /// The fresh id for `name` in this case: `<namespace><name>`.
+    pub fn id(&self, name: &str) -> String {
+        format!("{}{name}", self.namespace)
+    }
+
+    /// The namespace prefix.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+}
+
+/// A kit: a table of cases over one store type `S`.
+pub trait Kit<S> {
+    /// The kit's name as reports show it (the `suite`), e.g. `"event-store"`.
+    const NAME: &'static str;
+    /// True when the cases need a store holding no other case's data (the dispatcher's
+    /// queue and the timer store's `due` list are global, so namespacing ids is not
+    /// enough). The runner then asks the factory for a new store per case.
+    const FRESH_STORE: bool;
+    /// Every case, in run order.
+    fn cases() -> &'static [CaseInfo];
+    /// Runs the case `id`; `None` when the kit has no such case.
+    fn run_case(id: &str, store: &S, cx: &Ctx) -> impl Future<Output = Option<Verdict>>;
+}
+
+/// Builds a kit module's case table and its [`Kit`] implementation from one list, so
+/// the table, the dispatch and the rule ids cannot drift apart.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __kit_cases {
+    (
+        kit: $kit:ident, name: $name:literal, bound: $($bound:ident)::+, fresh: $fresh:expr,
+        cases: [ $( $case:ident => [$($rule:literal),* $(,)?], $ver:literal, [$($need:literal),* $(,)?] );* $(;)? ]
+    ) => {
+        /// Every case of this kit, in run order, with the rules it proves.
+        pub const CASES: &[$crate::CaseInfo] = &[
+            $( $crate::CaseInfo { id: stringify!($case), rules: &[$($rule),*], spi_version: $ver, needs: &[$($need),*] } ),*
+        ];
+
+        /// This kit, for [`run_kit`]($crate::run_kit).
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct $kit;
+
+        impl<S: $($bound)::+> $crate::Kit<S> for $kit {
+            const NAME: &'static str = $name;
+            const FRESH_STORE: bool = $fresh;
+            fn cases() -> &'static [$crate::CaseInfo] {
+                CASES
+            }
+            async fn run_case(id: &str, store: &S, cx: &$crate::Ctx) -> Option<$crate::Verdict> {
+                match id {
+                    $( stringify!($case) => Some($case(store, cx).await), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+/// Fails the enclosing case with a formatted message unless the condition holds.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err($crate::Failure(format!($($fmt)+)));
+        }
+    };
+}
+pub(crate) use crate::__ensure as ensure;
+
+/// Returns `SkipNotClaimed` from the enclosing case unless every method is claimed.
+macro_rules! require_claims {
+    ($caps:expr, $($method:expr),+ $(,)?) => {
+        let caps = $caps;
+        $(
+            if !caps.claims($method) {
+                return Ok($crate::Outcome::SkipNotClaimed($crate::case::method_name($method)));
+            }
+        )+
+    };
+}
+pub(crate) use require_claims;
+
+/// Returns `SkipNotClaimed` from the enclosing case unless the claimed SPI version is at
+/// least `$version` (a rule that binds only from that version, e.g. SPI-07 from 2.3.0).
+macro_rules! require_version {
+    ($caps:expr, $version:literal) => {
+        if !$crate::case::claims_at_least(&$caps.spi_version, $version) {
+            return Ok($crate::Outcome::SkipNotClaimed(concat!("SPI ", $version)));
+        }
+    };
+}
+pub(crate) use require_version;
+
+/// True when `claimed` parses and is at least `min`.
+pub fn claims_at_least(claimed: &str, min: &str) -> bool {
+    match (SemVer::parse(claimed), SemVer::parse(min)) {
+        (Ok(c), Ok(m)) => c >= m,
+        _ => false,
+    }
+}
+
+#[doc(hidden)]
+pub fn method_name<M: SpiMethod>(method: M) -> &'static str {
+    method.name()
+}
+
+/// Unwraps a store answer, or fails the case naming `what`.
+pub fn ok<T>(result: Result<T, StoreError>, what: &str) -> Result<T, Failure> {
+    result.map_err(|e| Failure(format!("{what}: expected success, got {e}")))
+}
+
+/// Expects an error of kind `kind` (its stable name), or fails the case naming `what`.
+pub fn err_kind<T: std::fmt::Debug>(
+    result: Result<T, StoreError>,
+    kind: &str,
+    what: &str,
+) -> Result<StoreError, Failure> {
+    match result {
+        Err(e) if e.kind.name() == kind => Ok(e),
+        Err(e) => Err(Failure(format!("{what}: expected a {kind} error, got {e}"))),
+        Ok(v) => Err(Failure(format!(
+            "{what}: expected a {kind} error, got success {v:?}"
+        ))),
+    }
+}
+
+/// Checks a claim: it is self-consistent (SPI-21: no method newer than the claimed
+/// version) and has the kernel constant's major.
+pub fn check_capabilities<M: SpiMethod>(caps: &Capabilities<M>, kernel_version: &str) -> Verdict {
+    if let Err(problems) = caps.check_consistent() {
+        return Err(Failure(format!(
+            "inconsistent capabilities: {}",
+            problems.join("; ")
+        )));
+    }
+    let claimed = SemVer::parse(&caps.spi_version).map_err(Failure)?;
+    let kernel = SemVer::parse(kernel_version).map_err(Failure)?;
+    ensure!(
+        claimed.major == kernel.major,
+        "claimed SPI {claimed} does not share a major version with the kernel's {kernel}"
+    );
+    ensure!(
+        claimed <= kernel,
+        "claimed SPI {claimed} is newer than the kernel's {kernel}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// Checks that a probe of an optional method agrees with the claim, both ways: a
+/// claimed method must not answer `unsupported`, an unclaimed one must (SPI-02).
+pub fn check_probe<T, M: SpiMethod>(
+    caps: &Capabilities<M>,
+    method: M,
+    result: &Result<T, StoreError>,
+) -> Result<(), Failure> {
+    let unsupported = matches!(result, Err(e) if e.is_unsupported());
+    match (caps.claims(method), unsupported) {
+        (true, true) => Err(Failure(format!(
+            "{} is claimed but answers unsupported",
+            method.name()
+        ))),
+        (false, false) => Err(Failure(format!(
+            "{} is not claimed but does not answer unsupported (it answered {})",
+            method.name(),
+            match result {
+                Ok(_) => "success".to_string(),
+                Err(e) => e.to_string(),
+            }
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A required method must never answer `unsupported`: a store that claims an SPI
+/// version has its required methods (SPI-01, SPI-21).
+pub fn check_required<T>(method: &str, result: &Result<T, StoreError>) -> Result<(), Failure> {
+    match result {
+        Err(e) if e.is_unsupported() => Err(Failure(format!(
+            "required method {method} answers unsupported"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A deterministic envelope for tests: id `<execution>/<sequence>`, timestamp
+/// 1 700 000 000 000 + sequence.
+pub fn envelope(
+    execution_id: &str,
+    sequence: u64,
+    event_type: &str,
+    payload: Value,
+) -> EventEnvelope {
+    EventEnvelope {
+        id: format!("{execution_id}/{sequence}"),
+        workflow_id: "kit-flow".to_string(),
+        execution_id: execution_id.to_string(),
+        event_type: event_type.to_string(),
+        sequence,
+        timestamp_ms: 1_700_000_000_000 + sequence as i64,
+        payload,
+        metadata: None,
+    }
+}
+
+/// `n` envelopes of `execution_id` from sequence `from`, tagged with `tag` so two
+/// batches at the same sequences differ. Payloads nest objects with keys out of order
+/// and a long key, so key-normalising stores are exercised.
+pub fn events(execution_id: &str, from: u64, n: u64, tag: &str) -> Vec<EventEnvelope> {
+    (from..from + n)
+        .map(|seq| {
+            let mut e = envelope(
+                execution_id,
+                seq,
+                "STEP_COMPLETED",
+                json!({ "stepId": format!("s{seq}"), "output": { "zeta": seq, "alpha": [1, "two", null], "tag": tag, "a_much_longer_key": { "b": true, "a": false } } }),
+            );
+            if seq % 2 == 0 {
+                let mut meta = Map::new();
+                meta.insert("flowEmit".to_string(), json!(format!("{seq:016x}")));
+                meta.insert("kernel".to_string(), json!(true));
+                e.metadata = Some(meta);
+            }
+            e
+        })
+        .collect()
+}
+
+/// The sequences of a list of envelopes.
+pub fn sequences(events: &[EventEnvelope]) -> Vec<u64> {
+    events.iter().map(|e| e.sequence).collect()
+}
+
+/// Polls every future in one task until all are ready; results in input order. Enough
+/// concurrency to interleave the awaits of several store calls without an executor.
+pub async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut pinned: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut results: Vec<Option<F::Output>> = pinned.iter().map(|_| None).collect();
+    std::future::poll_fn(move |cx| {
+        let mut pending = false;
+        for (future, slot) in pinned.iter_mut().zip(results.iter_mut()) {
+            if slot.is_none() {
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(v) => *slot = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(results.iter_mut().filter_map(Option::take).collect())
+        }
+    })
+    .await
+}
+
+/// Polls two futures of different types in one task until both are ready.
+pub async fn join2<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
+    let (mut ra, mut rb) = (None, None);
+    std::future::poll_fn(move |cx| {
+        if ra.is_none() {
+            if let Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        match (ra.take(), rb.take()) {
+            (Some(x), Some(y)) => Poll::Ready((x, y)),
+            (x, y) => {
+                ra = x;
+                rb = y;
+                Poll::Pending
+            }
+        }
+    })
+    .await
+}
+
+/// Polls `future` at most `polls` times with a waker that does nothing, then drops it:
+/// what a caller that crashes mid-call leaves behind. `Some` when it finished.
+pub fn poll_then_drop<F: Future>(future: F, polls: usize) -> Option<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut future = Box::pin(future);
+    for _ in 0..polls {
+        if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return Some(v);
+        }
+    }
+    None
+}

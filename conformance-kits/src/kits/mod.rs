@@ -1,0 +1,24 @@
+//! The kits: one module per SPI, each a case table ([`CASES`](event_store::CASES)), the
+//! case functions, and a [`Kit`](crate::Kit) implementation the runner drives.
+
+pub mod archive_store;
+pub mod branch_registry;
+pub mod dispatcher;
+pub mod event_store;
+pub mod lifecycle;
+pub mod snapshot_store;
+pub mod timer_store;
+
+/// Every kit's name, in the order `loom conform` runs them.
+pub const KIT_NAMES: &[&str] = &[
+    "event-store",
+    "snapshot-store",
+    "archive-store",
+    "lifecycle",
+    "branch-registry",
+    "dispatcher",
+    "timer-store",
+    "content-store",
+    "durable-state-store",
+    "read-model-store",
+];

@@ -1,0 +1,295 @@
+//! The `#[test]` generators: one macro per kit turns every case into its own test in
+//! the caller's crate, named after the case (so `cargo test` and nextest show the rule
+//! token, e.g. `events::spi_07_incarnation_distinct_anchor`).
+//!
+//! The factory is `|case: &'static str| async move { Some(store) }`; returning `None`
+//! skips every case with a printed reason (e.g. no database configured). The generated
+//! tests run on a current-thread tokio runtime built here, so the caller needs no tokio
+//! of its own.
+
+use std::future::Future;
+
+use crate::case::{Ctx, Kit, Outcome};
+use crate::runner::{fresh_run_id, CASE_TIMEOUT};
+
+/// Runs one case as a test: builds a runtime, asks the factory for a store, runs the
+/// case with a fresh namespace, panics with the failure, prints a skip.
+#[doc(hidden)]
+pub fn run_test<S, K, F, Fut>(case: &'static str, display: &'static str, factory: F)
+where
+    K: Kit<S>,
+    F: FnOnce(&'static str) -> Fut,
+    Fut: Future<Output = Option<S>>,
+{
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => panic!("{display}: cannot build a tokio runtime: {e}"),
+    };
+    runtime.block_on(async {
+        let Some(store) = factory(display).await else {
+            println!("skipping {display}: the factory gave no store");
+            return;
+        };
+        let cx = Ctx::new(format!("{}.", fresh_run_id()));
+        let run = K::run_case(case, &store, &cx);
+        match tokio::time::timeout(CASE_TIMEOUT, run).await {
+            Err(_) => panic!("{display}: timed out after {CASE_TIMEOUT:?}"),
+            Ok(None) => panic!("{display}: no such case in kit {}", K::NAME),
+            Ok(Some(Ok(Outcome::Pass))) => {}
+            Ok(Some(Ok(Outcome::SkipNotClaimed(what)))) => {
+                println!("skip-not-claimed: {display} needs {what}")
+            }
+            Ok(Some(Err(failure))) => {
+                let rules = K::cases()
+                    .iter()
+                    .find(|c| c.id == case)
+                    .map(|c| c.rules.join(", "))
+                    .unwrap_or_default();
+                panic!("{display} [{rules}]: {failure}")
+            }
+        }
+    });
+}
+
+/// Generates one `#[test]` per listed case of kit module `$module`, plus a test that the
+/// list names every case of the kit's table.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __kit_tests {
+    ($module:ident, $kit:ident, $factory:expr, [$($case:ident),* $(,)?]) => {
+        $(
+            #[test]
+            fn $case() {
+                $crate::macros::run_test::<_, $crate::kits::$module::$kit, _, _>(
+                    stringify!($case),
+                    concat!(stringify!($module), "::", stringify!($case)),
+                    $factory,
+                );
+            }
+        )*
+
+        #[test]
+        fn kit_lists_every_case() {
+            let listed: &[&str] = &[$(stringify!($case)),*];
+            let table: Vec<&str> = $crate::kits::$module::CASES.iter().map(|c| c.id).collect();
+            assert_eq!(listed, table.as_slice(), "the kit macro and the kit's case table differ");
+        }
+    };
+}
+
+/// One `#[test]` per EventStore case: `loom_conformance::event_store_conformance!(|case: &'static str| async { Some(MyStore::new()) });`
+#[macro_export]
+macro_rules! event_store_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            event_store,
+            EventStoreKit,
+            $factory,
+            [
+                spi_21_capabilities_are_consistent,
+                spi_21_required_methods_answer,
+                spi_02_claims_match_behaviour,
+                spi_23_append_then_read_round_trips,
+                spi_23_reads_are_ascending_and_gapless,
+                spi_23_stale_expected_next_is_conflict_and_writes_nothing,
+                spi_23_invalid_batch_writes_nothing,
+                spi_23_concurrent_appends_exactly_one_wins,
+                spi_23_concurrent_appenders_one_winner_per_sequence,
+                spi_23_crash_between_append_and_ack_is_all_or_nothing,
+                spi_23_list_executions_sorted,
+                spi_12_store_is_prefix_agnostic,
+                spi_03_read_range_is_inclusive,
+                spi_04_fence_tokens_strictly_increase,
+                place_05_zombie_append_after_new_fence_is_refused,
+                place_05_fenced_execution_refuses_unfenced_append,
+                place_05_fence_survives_delete_execution,
+                spi_05_acquire_fence_if_takes_when_expectation_holds,
+                spi_05_acquire_fence_if_refuses_stale_expectation,
+                spi_06_append_if_unchanged_appends_when_unchanged,
+                spi_06_append_if_unchanged_rejects_after_concurrent_append,
+                place_05_new_fence_invalidates_old_anchor,
+                spi_07_incarnation_distinct_anchor,
+                spi_07_deleted_stream_anchor_differs_from_never_created,
+                spi_08_store_now_is_non_negative,
+                spi_09_delete_through_keeps_later_events,
+                spi_09_delete_through_includes_sequence_zero,
+                spi_09_delete_through_with_concurrent_append,
+                spi_09_delete_through_unknown_execution_is_not_found,
+                spi_11_sealing_capability_is_well_formed,
+                spi_13_list_executions_page_each_id_once,
+                spi_13_page_limit_is_bounded,
+                spi_14_copy_prefix_rewrites_execution_id,
+                spi_14_copy_prefix_refusals,
+                spi_14_delete_execution_removes_the_stream,
+            ]
+        );
+    };
+}
+
+/// One `#[test]` per SnapshotStore case.
+#[macro_export]
+macro_rules! snapshot_store_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            snapshot_store,
+            SnapshotStoreKit,
+            $factory,
+            [
+                spi_21_snapshot_capabilities_are_consistent,
+                spi_15_claims_match_behaviour,
+                spi_15_load_latest_returns_highest_sequence,
+                spi_15_save_at_same_sequence_replaces,
+                snap_09_decision_order_survives_key_reordering,
+                spi_15_load_latest_sealed_matches_load_latest,
+                spi_15_delete_execution_removes_every_snapshot,
+                spi_16_prune_snapshots_deletes_exactly_through,
+                spi_17_list_sequences_ascending,
+            ]
+        );
+    };
+}
+
+/// One `#[test]` per ArchiveStore case.
+#[macro_export]
+macro_rules! archive_store_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            archive_store,
+            ArchiveStoreKit,
+            $factory,
+            [
+                spi_21_archive_capabilities_are_consistent,
+                spi_18_claims_match_behaviour,
+                spi_19_archive_keeps_exact_envelopes,
+                spi_19_archive_is_idempotent_per_sequence,
+                spi_19_archive_refuses_invalid_batches,
+                spi_18_replace_segments_replaces_atomically,
+                spi_18_delete_execution_removes_the_archive,
+            ]
+        );
+    };
+}
+
+/// One `#[test]` per LogLifecycle case; the factory gives an `(events, snapshots, archive)` triple.
+#[macro_export]
+macro_rules! lifecycle_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            lifecycle,
+            LifecycleKit,
+            $factory,
+            [
+                spi_19_compact_archives_exactly_the_removed_envelopes,
+                spi_19_compact_without_archive_refuses,
+                spi_10_compact_without_delete_through_refuses,
+                spi_19_crash_between_archive_and_truncate_loses_nothing,
+                spi_09_reads_during_compaction_see_whole_states,
+                spi_16_prune_never_removes_the_latest_snapshot,
+                spi_17_dry_run_reports_and_deletes_nothing,
+            ]
+        );
+    };
+}
+
+/// One `#[test]` per BranchRegistry case.
+#[macro_export]
+macro_rules! branch_registry_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            branch_registry,
+            BranchRegistryKit,
+            $factory,
+            [
+                gap_19_register_get_children,
+                gap_19_duplicate_registration_refused,
+                gap_19_invalid_records_refused,
+            ]
+        );
+    };
+}
+
+/// One `#[test]` per ExecutionDispatcher case; the factory must give a new, empty dispatcher each call.
+#[macro_export]
+macro_rules! dispatcher_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            dispatcher,
+            DispatcherKit,
+            $factory,
+            [
+                place_02_dispatch_claim_complete_is_fifo,
+                place_03_package_carries_coordinates_only,
+                place_07_unregistered_compute_target_refused,
+                place_02_one_live_lease_per_execution,
+                place_04_expired_lease_is_requeued,
+                place_02_release_requeues_at_the_back,
+                place_02_renew_extends_a_live_lease,
+            ]
+        );
+    };
+}
+
+/// One `#[test]` per TimerStore case; the factory must give a new, empty store each call.
+#[macro_export]
+macro_rules! timer_store_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            timer_store,
+            TimerStoreKit,
+            $factory,
+            [
+                ref_timers_schedule_is_idempotent_per_key,
+                ref_timers_due_ordered_by_wake_at_then_id,
+                ref_timers_cancel_removes,
+                ref_timers_due_limit_is_bounded,
+            ]
+        );
+    };
+}
+
+/// The older names of the kit macros (`loom_stores::testkit` days), kept so docs/spi.md
+/// and existing callers stay valid.
+#[macro_export]
+macro_rules! event_store_kit {
+    ($factory:expr) => {
+        $crate::event_store_conformance!($factory);
+    };
+}
+/// See [`event_store_kit!`].
+#[macro_export]
+macro_rules! snapshot_store_kit {
+    ($factory:expr) => {
+        $crate::snapshot_store_conformance!($factory);
+    };
+}
+/// See [`event_store_kit!`].
+#[macro_export]
+macro_rules! archive_store_kit {
+    ($factory:expr) => {
+        $crate::archive_store_conformance!($factory);
+    };
+}
+/// See [`event_store_kit!`].
+#[macro_export]
+macro_rules! branch_registry_kit {
+    ($factory:expr) => {
+        $crate::branch_registry_conformance!($factory);
+    };
+}
+/// See [`event_store_kit!`].
+#[macro_export]
+macro_rules! dispatcher_kit {
+    ($factory:expr) => {
+        $crate::dispatcher_conformance!($factory);
+    };
+}
+/// See [`event_store_kit!`].
+#[macro_export]
+macro_rules! timer_store_kit {
+    ($factory:expr) => {
+        $crate::timer_store_conformance!($factory);
+    };
+}
