@@ -1,0 +1,280 @@
+//! The generator: scenario definitions in, vectors out. Every expected value is
+//! computed by the reference kernel through the protocol's method table, so nothing is
+//! typed by hand; `loom vectors regen` writes the files, and a test regenerates them in
+//! memory and fails with a diff if a committed file differs.
+//!
+//! The generator also checks what it pins: a fold vector whose snapshot/tail
+//! equivalence fails, or a normalize vector whose restore diverges from the full fold
+//! without a documented exception, is a generator error (a kernel bug), not a vector.
+
+use crate::format::{Exception, Kind, Vector};
+use crate::protocol::Answer;
+use crate::reference::ReferenceKernel;
+use crate::runner::{strip_message, KernelClient};
+use crate::set::{version_file, VersionFile};
+use loom_kernel::{canonical_string, EVENT_SCHEMA_VERSION};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// A vector before its expected answer is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Stable id.
+    pub id: String,
+    /// Kind.
+    pub kind: Kind,
+    /// Rules proven.
+    pub rules: Vec<String>,
+    /// EVENT_SCHEMA version since which the expectation holds.
+    pub since: String,
+    /// Description.
+    pub description: String,
+    /// A documented exception.
+    pub exception: Option<Exception>,
+    /// The vector's input.
+    pub input: Value,
+    /// `fold`: check snapshot/tail equivalence at every k.
+    pub every_k: bool,
+    /// `normalize`: the whole log, whose fold the restore is compared with.
+    pub full_log: Option<Vec<Value>>,
+}
+
+impl Scenario {
+    /// A scenario with the current schema version as `since`.
+    pub fn new(
+        kind: Kind,
+        id: impl Into<String>,
+        rules: &[&str],
+        description: impl Into<String>,
+        input: Value,
+    ) -> Scenario {
+        Scenario {
+            id: id.into(),
+            kind,
+            rules: rules.iter().map(|r| (*r).to_owned()).collect(),
+            since: EVENT_SCHEMA_VERSION.to_owned(),
+            description: description.into(),
+            exception: None,
+            input,
+            every_k: kind == Kind::Fold,
+            full_log: None,
+        }
+    }
+
+    /// Sets `since`.
+    pub fn since(mut self, since: &str) -> Scenario {
+        self.since = since.to_owned();
+        self
+    }
+}
+
+fn call(kernel: &ReferenceKernel, method: &str, params: &Value) -> Result<Value, String> {
+    match kernel.handle(method, params) {
+        Answer::Result(v) => Ok(v),
+        Answer::Error { kind, message } => Err(format!("{method}: {kind}: {message}")),
+        Answer::Unsupported(m) => Err(format!("{method}: unsupported: {m}")),
+    }
+}
+
+/// Computes a scenario's expected answer with the reference kernel.
+pub fn expected_for(s: &Scenario) -> Result<(Value, Option<Exception>), String> {
+    let kernel = ReferenceKernel::default();
+    let id = &s.id;
+    match s.kind {
+        Kind::Fold => {
+            let state = call(&kernel, "fold", &s.input)?["state"].clone();
+            let expected = json!({"state": state, "everyK": s.every_k});
+            if s.every_k {
+                // Self-check: the reference must satisfy what the vector pins.
+                let v = Vector {
+                    id: id.clone(),
+                    kind: Kind::Fold,
+                    rules: s.rules.clone(),
+                    since: s.since.clone(),
+                    description: s.description.clone(),
+                    exception: None,
+                    input: s.input.clone(),
+                    expected: expected.clone(),
+                };
+                let mut client = crate::runner::InProcessKernel::default();
+                let claims =
+                    crate::runner::Claims::from_hello(client.hello().map_err(|e| e.to_string())?);
+                let r = crate::runner::run_vector(&mut client, &claims, &v);
+                if r.status != loom_report::Status::Pass {
+                    return Err(format!(
+                        "{id}: the reference kernel fails its own every-k check: {:?} {:?}",
+                        r.message, r.failure
+                    ));
+                }
+            }
+            Ok((expected, s.exception.clone()))
+        }
+        Kind::Normalize => {
+            let snapshot = &s.input["snapshot"];
+            let normalized = call(&kernel, "normalizeSnapshot", &json!({"snapshot": snapshot}))?
+                ["state"]
+                .clone();
+            let restored = call(
+                &kernel,
+                "foldFrom",
+                &json!({"snapshot": snapshot, "events": s.input["tail"]}),
+            )?["state"]
+                .clone();
+            let full_log = s
+                .full_log
+                .as_ref()
+                .ok_or_else(|| format!("{id}: a normalize scenario needs its full log"))?;
+            let full = call(&kernel, "fold", &json!({"events": full_log}))?["state"].clone();
+            let equal = canonical_string(&full) == canonical_string(&restored);
+            if !equal && s.exception.is_none() {
+                return Err(format!("{id}: restore differs from the full fold without a documented exception:\n  full     {}\n  restored {}", canonical_string(&full), canonical_string(&restored)));
+            }
+            if equal && s.exception.is_some() {
+                return Err(format!(
+                    "{id}: marked as a documented exception, but the restore equals the full fold"
+                ));
+            }
+            let mut expected =
+                json!({"normalized": normalized, "restored": restored, "equalsFullFold": equal});
+            if !equal {
+                expected["fullFold"] = full;
+            }
+            Ok((expected, s.exception.clone()))
+        }
+        Kind::Digest => Ok((call(&kernel, "digest", &s.input)?, None)),
+        Kind::Ingress => Ok((strip_message(call(&kernel, "ingress", &s.input)?), None)),
+        Kind::Emit => Ok((
+            strip_message(call(&kernel, "validateEmit", &s.input)?),
+            None,
+        )),
+        Kind::Runtime => {
+            let answer = call(&kernel, "runScenario", &s.input)?;
+            Ok((crate::scrub::scrub_answer(&answer)?, None))
+        }
+    }
+}
+
+/// Builds every vector from every scenario, sorted by id. Fails on a duplicate id, a
+/// malformed vector, or a self-check the reference kernel does not pass.
+pub fn generate_all() -> Result<Vec<Vector>, String> {
+    let scenarios = crate::scenarios::all();
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::with_capacity(scenarios.len());
+    for s in scenarios {
+        if !seen.insert(s.id.clone()) {
+            return Err(format!("scenario id `{}` is defined twice", s.id));
+        }
+        let (expected, exception) = expected_for(&s)?;
+        let v = Vector {
+            id: s.id,
+            kind: s.kind,
+            rules: s.rules,
+            since: s.since,
+            description: s.description,
+            exception,
+            input: s.input,
+            expected,
+        };
+        v.check("generator").map_err(|e| e.to_string())?;
+        out.push(v);
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(out)
+}
+
+/// The files a set is written as: `(path relative to vectors/, bytes)`, including
+/// `VERSION.json`.
+pub fn files_for(vectors: &[Vector]) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = vectors
+        .iter()
+        .map(|v| (format!("cases/{}", v.relative_path()), v.to_file_text()))
+        .collect();
+    files.sort();
+    let version: VersionFile = version_file(vectors);
+    let version_value = serde_json::to_value(&version).unwrap_or(Value::Null);
+    files.push((
+        "VERSION.json".into(),
+        crate::format::to_pretty(&version_value),
+    ));
+    files
+}
+
+/// Differences between the generated files and those under `vectors_dir`: one line per
+/// changed, missing or stale file (with the first differing line for a change).
+pub fn diff_against(vectors_dir: &Path, vectors: &[Vector]) -> Vec<String> {
+    let files = files_for(vectors);
+    let mut out = Vec::new();
+    let wanted: BTreeSet<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    for (rel, text) in &files {
+        match std::fs::read_to_string(vectors_dir.join(rel)) {
+            Err(_) => out.push(format!("missing: {rel}")),
+            Ok(old) if old != *text => {
+                let line = old
+                    .lines()
+                    .zip(text.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or_else(|| old.lines().count().min(text.lines().count()));
+                let old_line = old.lines().nth(line).unwrap_or("<end of file>");
+                let new_line = text.lines().nth(line).unwrap_or("<end of file>");
+                out.push(format!(
+                    "changed: {rel} line {}\n  - {old_line}\n  + {new_line}",
+                    line + 1
+                ));
+            }
+            Ok(_) => {}
+        }
+    }
+    if let Ok(paths) = crate::set::case_files(&vectors_dir.join("cases")) {
+        for p in paths {
+            let rel = p
+                .strip_prefix(vectors_dir)
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            if !wanted.contains(&rel) {
+                out.push(format!("stale: {rel} (no scenario generates it)"));
+            }
+        }
+    }
+    out
+}
+
+/// Writes the set under `vectors_dir` (`cases/**` and `VERSION.json`), removing vector
+/// files no scenario generates. Returns how many files changed.
+pub fn write_set(vectors_dir: &Path, vectors: &[Vector]) -> Result<usize, String> {
+    let files = files_for(vectors);
+    let wanted: BTreeSet<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    let cases = vectors_dir.join("cases");
+    let mut changed = 0;
+    if cases.is_dir() {
+        for kind in Kind::ALL {
+            let dir = cases.join(kind.as_str());
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.filter_map(|e| e.ok()) {
+                let rel = format!(
+                    "cases/{}/{}",
+                    kind.as_str(),
+                    e.file_name().to_string_lossy()
+                );
+                if !wanted.contains(&rel) {
+                    std::fs::remove_file(e.path()).map_err(|err| format!("{rel}: {err}"))?;
+                    changed += 1;
+                }
+            }
+        }
+    }
+    for (rel, text) in files {
+        let path = vectors_dir.join(&rel);
+        if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, text).map_err(|e| format!("{rel}: {e}"))?;
+        changed += 1;
+    }
+    Ok(changed)
+}

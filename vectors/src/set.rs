@@ -1,0 +1,155 @@
+//! The vector set: loading `vectors/cases/**`, its digest and `vectors/VERSION.json`.
+//!
+//! The digest is part of the set's version (the "wire fold-vector pin", CONF-02,
+//! CONF-03): `sha256:` + the hex sha256 of the RFC 8785 canonical JSON of the array of
+//! every vector, sorted by id. A test fails when `VERSION.json` does not match the
+//! committed files, so any change to a vector is also a visible version change.
+
+use crate::format::{read_vector_file, Kind, Vector, VectorError, FORMAT_VERSION};
+use crate::limits::VECTOR_FILES_MAX;
+use loom_kernel::digest::sha256_hex;
+use loom_kernel::{canonical_json, EVENT_SCHEMA_VERSION};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// `vectors/VERSION.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VersionFile {
+    /// The vector format version ([`FORMAT_VERSION`]).
+    pub schema_version: u32,
+    /// The EVENT_SCHEMA version the set was generated for.
+    pub event_schema_version: String,
+    /// How many vectors the set holds.
+    pub count: usize,
+    /// The set digest ([`set_digest`]).
+    pub digest: String,
+}
+
+/// A loaded set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorSet {
+    /// The vectors, in file order (kind folder, then id).
+    pub vectors: Vec<Vector>,
+}
+
+impl VectorSet {
+    /// The set digest.
+    pub fn digest(&self) -> String {
+        set_digest(&self.vectors)
+    }
+
+    /// The version file describing this set.
+    pub fn version_file(&self) -> VersionFile {
+        version_file(&self.vectors)
+    }
+}
+
+/// The crate's own `vectors/` directory (where `cases/` and `VERSION.json` live).
+pub fn vectors_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The committed cases directory, `vectors/cases`.
+pub fn default_cases_dir() -> PathBuf {
+    vectors_dir().join("cases")
+}
+
+/// `sha256:<hex>` of the canonical JSON of every vector, sorted by id.
+pub fn set_digest(vectors: &[Vector]) -> String {
+    let mut sorted: Vec<&Vector> = vectors.iter().collect();
+    sorted.sort_by(|a, b| a.id.cmp(&b.id));
+    let array = Value::Array(sorted.iter().map(|v| v.to_value()).collect());
+    format!("sha256:{}", sha256_hex(&canonical_json(&array)))
+}
+
+/// The version file for a set of vectors.
+pub fn version_file(vectors: &[Vector]) -> VersionFile {
+    VersionFile {
+        schema_version: FORMAT_VERSION,
+        event_schema_version: EVENT_SCHEMA_VERSION.to_owned(),
+        count: vectors.len(),
+        digest: set_digest(vectors),
+    }
+}
+
+/// Reads `VERSION.json` beside a cases directory.
+pub fn read_version_file(path: &Path) -> Result<VersionFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    crate::format::decode(&v, &path.display().to_string(), "").map_err(|e| e.to_string())
+}
+
+/// Every `*.json` file under `cases/<kind>/`, sorted. Other files are errors, so a stray
+/// file cannot silently drop out of the set.
+pub fn case_files(cases: &Path) -> Result<Vec<PathBuf>, VectorError> {
+    let err = |p: &Path, m: String| VectorError {
+        source: p.display().to_string(),
+        path: "$".into(),
+        message: m,
+    };
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(cases).map_err(|e| err(cases, format!("cannot list: {e}")))?;
+    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.file_name().and_then(|s| s.to_str()).unwrap_or("");
+        if !dir.is_dir() || Kind::parse(name).is_none() {
+            return Err(err(
+                &dir,
+                "only one folder per kind (fold, normalize, digest, ingress, emit, runtime) belongs in cases/".into(),
+            ));
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| err(&dir, format!("cannot list: {e}")))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        for f in files {
+            if f.extension().and_then(|s| s.to_str()) != Some("json") {
+                return Err(err(&f, "not a .json vector file".into()));
+            }
+            out.push(f);
+            if out.len() > VECTOR_FILES_MAX {
+                return Err(err(
+                    cases,
+                    format!("more than {VECTOR_FILES_MAX} vector files"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Loads and checks every vector under `cases`. Errors name each bad file; ids must be
+/// unique.
+pub fn load_set(cases: &Path) -> Result<VectorSet, Vec<VectorError>> {
+    let files = case_files(cases).map_err(|e| vec![e])?;
+    let mut errors = Vec::new();
+    let mut vectors = Vec::with_capacity(files.len());
+    for f in &files {
+        match read_vector_file(f) {
+            Ok(v) => vectors.push(v),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut ids: Vec<&str> = vectors.iter().map(|v| v.id.as_str()).collect();
+    ids.sort_unstable();
+    for w in ids.windows(2) {
+        if w[0] == w[1] {
+            errors.push(VectorError {
+                source: cases.display().to_string(),
+                path: "$.id".into(),
+                message: format!("id `{}` is used twice", w[0]),
+            });
+        }
+    }
+    if errors.is_empty() {
+        Ok(VectorSet { vectors })
+    } else {
+        Err(errors)
+    }
+}
