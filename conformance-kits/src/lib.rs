@@ -33,6 +33,7 @@ pub mod lifecycle;
 #[doc(hidden)]
 pub mod macros;
 pub mod runner;
+pub mod stdio;
 
 pub use case::{CaseInfo, Ctx, Failure, Kit, Outcome, Verdict};
 pub use lifecycle::{LifecycleError, LogLifecycle};

@@ -1,0 +1,761 @@
+//! The client side of the stdio store protocol (`docs/protocols/store.md`): a store
+//! written in any language runs as a child process that reads one JSON request per line
+//! on stdin and writes one JSON response per line on stdout. [`StdioStore`] implements
+//! the SPI traits by talking to it, so the same kits run against it unchanged.
+//!
+//! Key design decisions:
+//!
+//! - **Nothing is replayed silently.** A crash, a hang (no answer within
+//!   [`CALL_TIMEOUT`]), output that is not JSON, an answer to the wrong id or an unknown
+//!   error kind is recorded as a *fault* and surfaces as a `backend` error to the case.
+//!   The runner's hook ([`StdioHooks`]) then reports that case as `error` (or `timeout`)
+//!   with the fault's message, whatever the case concluded. The adapter is restarted
+//!   (and greeted again) before the next call, never retried mid-case.
+//! - **Isolation.** Before each case the harness sends `reset` with the case's namespace;
+//!   the adapter drops all state. Execution ids are namespaced as well.
+//! - **Plain threads.** std::process plus one reader thread per stream and a channel with
+//!   `recv_timeout`; no async I/O is needed because each call waits for its answer.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use loom_kernel::envelope::EventEnvelope;
+use loom_kernel::snapshot::SnapshotRecord;
+use loom_kernel::spi::{
+    Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, ArchiveStoreMethod, BranchRecord,
+    BranchRegistry, Capabilities, EventStore, EventStoreCapabilities, EventStoreMethod, FenceToken,
+    Page, SealingCapability, SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod,
+    SpiMethod, StoreError, StoreErrorKind, STORE_ERROR_KIND_NAMES,
+};
+use loom_report::Status;
+
+use crate::case::Ctx;
+use crate::runner::CaseHooks;
+
+/// The protocol version this client speaks; `hello` must answer the same major.
+pub const PROTOCOL_VERSION: &str = "1.0";
+/// How long one call may take before the adapter is declared hung and killed.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the adapter may take to start and answer `hello`.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(20);
+/// Longest response line accepted, in bytes; a longer one is a protocol fault.
+pub const LINE_BYTES_MAX: usize = 64 * 1024 * 1024;
+/// Most adapter restarts in one run; after that every call fails fast.
+pub const RESTARTS_MAX: u32 = 32;
+/// Lines of the adapter's stderr kept for error messages.
+pub const STDERR_LINES_KEPT: usize = 20;
+
+/// The SPI names `hello` uses as keys of `spis`.
+pub const SPI_EVENT_STORE: &str = "eventStore";
+/// See [`SPI_EVENT_STORE`].
+pub const SPI_SNAPSHOT_STORE: &str = "snapshotStore";
+/// See [`SPI_EVENT_STORE`].
+pub const SPI_ARCHIVE_STORE: &str = "archiveStore";
+/// See [`SPI_EVENT_STORE`].
+pub const SPI_BRANCH_REGISTRY: &str = "branchRegistry";
+
+/// What went wrong with the adapter itself (not an SPI error it answered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// `error` for a crash or garbled output, `timeout` for a hang.
+    pub status: Status,
+    /// What happened, for the report.
+    pub message: String,
+}
+
+enum Line {
+    Text(String),
+    Closed(String),
+}
+
+struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Line>,
+}
+
+struct Session {
+    command: String,
+    process: Option<Process>,
+    next_id: u64,
+    hello: Option<Value>,
+    fault: Option<Fault>,
+    restarts: u32,
+    call_timeout: Duration,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// A store behind a child process speaking the stdio store protocol. Cloning shares the
+/// process. Implements EventStore, SnapshotStore, ArchiveStore and BranchRegistry with
+/// the claims the adapter's `hello` made.
+#[derive(Clone)]
+pub struct StdioStore {
+    session: Arc<Mutex<Session>>,
+}
+
+fn lock(m: &Mutex<Session>) -> MutexGuard<'_, Session> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl StdioStore {
+    /// Starts `command` (run by `sh -c`) and exchanges `hello`.
+    pub fn spawn(command: &str) -> Result<StdioStore, String> {
+        let store = StdioStore {
+            session: Arc::new(Mutex::new(Session {
+                command: command.to_string(),
+                process: None,
+                next_id: 1,
+                hello: None,
+                fault: None,
+                restarts: 0,
+                call_timeout: CALL_TIMEOUT,
+                stderr: Arc::new(Mutex::new(VecDeque::new())),
+            })),
+        };
+        {
+            let mut s = lock(&store.session);
+            s.start()?;
+        }
+        Ok(store)
+    }
+
+    /// The adapter's `hello` answer.
+    pub fn hello(&self) -> Option<Value> {
+        lock(&self.session).hello.clone()
+    }
+
+    /// True when `hello` lists the SPI `spi` (e.g. [`SPI_SNAPSHOT_STORE`]).
+    pub fn implements(&self, spi: &str) -> bool {
+        self.hello()
+            .and_then(|h| h.get("spis").and_then(|s| s.get(spi)).cloned())
+            .is_some()
+    }
+
+    /// Takes the fault recorded since the last call, if any.
+    pub fn take_fault(&self) -> Option<Fault> {
+        lock(&self.session).fault.take()
+    }
+
+    /// Sends `reset` with `namespace`: the adapter drops all its state.
+    pub fn reset(&self, namespace: &str) -> Result<(), String> {
+        self.call("reset", json!({ "namespace": namespace }))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Sends one request and waits for its answer. SPI errors come back as they were
+    /// answered; adapter faults as `backend` errors (and are recorded).
+    pub fn call(&self, method: &str, params: Value) -> Result<Value, StoreError> {
+        let mut session = lock(&self.session);
+        let timeout = session.call_timeout;
+        session.call(method, params, timeout)
+    }
+
+    /// Sets the per-call time limit (default [`CALL_TIMEOUT`]).
+    pub fn with_call_timeout(self, timeout: Duration) -> StdioStore {
+        lock(&self.session).call_timeout = timeout;
+        self
+    }
+
+    fn claims<M: SpiMethod>(&self, spi: &str, default_version: &str) -> Capabilities<M> {
+        let hello = self.hello().unwrap_or(Value::Null);
+        let claim = hello.get("spis").and_then(|s| s.get(spi));
+        let version = claim
+            .and_then(|c| c.get("spiVersion"))
+            .and_then(Value::as_str)
+            .unwrap_or(default_version);
+        let methods = claim
+            .and_then(|c| c.get("methods"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(M::from_name)
+                    .collect::<Vec<M>>()
+            })
+            .unwrap_or_default();
+        Capabilities::new(version, methods)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(mut p) = self.process.take() {
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
+    }
+}
+
+impl Session {
+    fn stderr_tail(&self) -> String {
+        let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; adapter stderr: {}",
+                lines.iter().cloned().collect::<Vec<_>>().join(" | ")
+            )
+        }
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(&self.command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start adapter {:?}: {e}", self.command))?;
+        let stdin = child.stdin.take().ok_or("adapter has no stdin")?;
+        let stdout = child.stdout.take().ok_or("adapter has no stdout")?;
+        let stderr = child.stderr.take().ok_or("adapter has no stderr")?;
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut buf = Vec::new();
+                let limited = (&mut reader).take(LINE_BYTES_MAX as u64 + 1);
+                let mut limited = BufReader::new(limited);
+                match limited.read_until(b'\n', &mut buf) {
+                    Ok(0) => {
+                        let _ = tx.send(Line::Closed("end of output".into()));
+                        return;
+                    }
+                    Ok(_) if buf.len() > LINE_BYTES_MAX => {
+                        let _ = tx.send(Line::Closed(format!(
+                            "a line longer than {LINE_BYTES_MAX} bytes"
+                        )));
+                        return;
+                    }
+                    Ok(_) => {
+                        let text = String::from_utf8_lossy(&buf).trim_end().to_string();
+                        if tx.send(Line::Text(text)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Line::Closed(format!("read error: {e}")));
+                        return;
+                    }
+                }
+            }
+        });
+        let kept = self.stderr.clone();
+        thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut k = kept.lock().unwrap_or_else(|p| p.into_inner());
+                if k.len() == STDERR_LINES_KEPT {
+                    k.pop_front();
+                }
+                k.push_back(line);
+            }
+        });
+        self.process = Some(Process {
+            child,
+            stdin,
+            lines: rx,
+        });
+        let hello = self
+            .exchange(
+                "hello",
+                json!({ "protocolVersion": PROTOCOL_VERSION }),
+                HELLO_TIMEOUT,
+            )
+            .map_err(|e| format!("hello failed: {e}"))?;
+        let theirs = hello
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if theirs.split('.').next() != PROTOCOL_VERSION.split('.').next() {
+            self.kill();
+            return Err(format!(
+                "the adapter speaks protocol {theirs:?}, this harness {PROTOCOL_VERSION}"
+            ));
+        }
+        self.hello = Some(hello);
+        Ok(())
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut p) = self.process.take() {
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
+    }
+
+    fn fault(&mut self, status: Status, message: String) -> StoreError {
+        let message = format!("{message}{}", self.stderr_tail());
+        self.kill();
+        // Keep the first fault of a case: it is the cause, later ones are consequences.
+        if self.fault.is_none() {
+            self.fault = Some(Fault {
+                status,
+                message: message.clone(),
+            });
+        }
+        StoreError::backend(format!("adapter fault: {message}"))
+    }
+
+    fn crashed(&mut self, method: &str, id: u64, why: String) -> StoreError {
+        // Give the process a moment to be reaped so the exit status can be reported.
+        thread::sleep(Duration::from_millis(20));
+        let status = self
+            .process
+            .as_mut()
+            .and_then(|p| p.child.try_wait().ok().flatten());
+        self.fault(
+            Status::Error,
+            format!("the adapter crashed during {method} (id {id}): {why}, exit status {status:?}"),
+        )
+    }
+
+    fn call(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, StoreError> {
+        if self.process.is_none() {
+            if self.restarts >= RESTARTS_MAX {
+                return Err(self.fault(
+                    Status::Error,
+                    format!("the adapter was restarted {RESTARTS_MAX} times; giving up"),
+                ));
+            }
+            self.restarts += 1;
+            if let Err(e) = self.start() {
+                return Err(self.fault(Status::Error, format!("restarting the adapter: {e}")));
+            }
+        }
+        self.exchange(method, params, timeout)
+    }
+
+    fn exchange(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, StoreError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = json!({ "id": id, "method": method, "params": params });
+        let Some(process) = self.process.as_mut() else {
+            return Err(self.fault(Status::Error, "the adapter is not running".into()));
+        };
+        let written = writeln!(process.stdin, "{request}").and_then(|_| process.stdin.flush());
+        if let Err(e) = written {
+            let status = process.child.try_wait().ok().flatten();
+            return Err(self.fault(Status::Error, format!("the adapter crashed before {method} (id {id}): writing failed ({e}), exit status {status:?}")));
+        }
+        let answer = process.lines.recv_timeout(timeout);
+        let line = match answer {
+            Ok(Line::Text(line)) => line,
+            Ok(Line::Closed(why)) => return Err(self.crashed(method, id, why)),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(self.crashed(method, id, "output closed".into()))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(self.fault(
+                    Status::Timeout,
+                    format!(
+                        "the adapter did not answer {method} (id {id}) within {timeout:?}; killed"
+                    ),
+                ));
+            }
+        };
+        let response: Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                let shown: String = line.chars().take(200).collect();
+                return Err(self.fault(Status::Error, format!("the adapter wrote non-JSON output in answer to {method} (id {id}): {e}: {shown:?}")));
+            }
+        };
+        if response.get("id").and_then(Value::as_u64) != Some(id) {
+            return Err(self.fault(
+                Status::Error,
+                format!(
+                    "the adapter answered id {} to {method}, expected id {id}",
+                    response.get("id").unwrap_or(&Value::Null)
+                ),
+            ));
+        }
+        if let Some(result) = response.get("result") {
+            return Ok(result.clone());
+        }
+        match response.get("error") {
+            Some(error) => match decode_error(error) {
+                Ok(e) => Err(e),
+                Err(why) => Err(self.fault(
+                    Status::Error,
+                    format!("the adapter's error for {method} (id {id}) is malformed: {why}"),
+                )),
+            },
+            None => Err(self.fault(
+                Status::Error,
+                format!("the answer to {method} (id {id}) has neither result nor error"),
+            )),
+        }
+    }
+}
+
+fn opt_u64(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(Value::as_u64)
+}
+
+/// Decodes `{"kind": "...", "message": "...", facts...}` into a [`StoreError`].
+pub fn decode_error(error: &Value) -> Result<StoreError, String> {
+    let kind = error.get("kind").and_then(Value::as_str).ok_or("no kind")?;
+    if !STORE_ERROR_KIND_NAMES.contains(&kind) {
+        return Err(format!("unknown error kind {kind:?}"));
+    }
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let need = |key: &str| opt_u64(error, key).ok_or(format!("{kind} error lacks {key}"));
+    let kind = match kind {
+        "conflict" => StoreErrorKind::Conflict {
+            expected_next: need("expectedNext")?,
+            actual_next: need("actualNext")?,
+        },
+        "fenced" => StoreErrorKind::Fenced {
+            presented: opt_u64(error, "presented"),
+            current: need("current")?,
+        },
+        "fence-conflict" => StoreErrorKind::FenceConflict {
+            expected: opt_u64(error, "expected"),
+            current: opt_u64(error, "current"),
+        },
+        "anchor-changed" => StoreErrorKind::AnchorChanged,
+        "not-found" => StoreErrorKind::NotFound,
+        "already-exists" => StoreErrorKind::AlreadyExists,
+        "lease-lost" => StoreErrorKind::LeaseLost,
+        "unsupported" => StoreErrorKind::Unsupported {
+            method: error
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        },
+        "invalid-argument" => StoreErrorKind::InvalidArgument,
+        _ => StoreErrorKind::Backend,
+    };
+    Ok(StoreError::new(kind, message))
+}
+
+/// Encodes a [`StoreError`] as the protocol's error object (for adapters written in Rust).
+pub fn encode_error(error: &StoreError) -> Value {
+    let mut v = json!({ "kind": error.kind.name(), "message": error.message });
+    match &error.kind {
+        StoreErrorKind::Conflict {
+            expected_next,
+            actual_next,
+        } => {
+            v["expectedNext"] = json!(expected_next);
+            v["actualNext"] = json!(actual_next);
+        }
+        StoreErrorKind::Fenced { presented, current } => {
+            v["presented"] = json!(presented);
+            v["current"] = json!(current);
+        }
+        StoreErrorKind::FenceConflict { expected, current } => {
+            v["expected"] = json!(expected);
+            v["current"] = json!(current);
+        }
+        StoreErrorKind::Unsupported { method } => v["method"] = json!(method),
+        _ => {}
+    }
+    v
+}
+
+/// Runner hooks for a [`StdioStore`]: `reset` before each case, the recorded fault after.
+pub struct StdioHooks<'a>(pub &'a StdioStore);
+
+impl CaseHooks for StdioHooks<'_> {
+    fn before_case(&self, cx: &Ctx) -> Result<(), String> {
+        let _ = self.0.take_fault();
+        self.0.reset(cx.namespace())
+    }
+    fn after_case(&self) -> Option<(Status, String)> {
+        self.0.take_fault().map(|f| (f.status, f.message))
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, StoreError> {
+    serde_json::from_value(v)
+        .map_err(|e| StoreError::backend(format!("malformed {what} from the adapter: {e}")))
+}
+
+fn envelopes(v: Value) -> Result<Vec<EventEnvelope>, StoreError> {
+    let Value::Array(items) = v else {
+        return Err(StoreError::backend(
+            "the adapter answered a non-array where envelopes were expected",
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            EventEnvelope::from_value(e, i).map_err(|e| {
+                StoreError::backend(format!("malformed envelope from the adapter: {e}"))
+            })
+        })
+        .collect()
+}
+
+fn envelopes_json(events: &[EventEnvelope]) -> Value {
+    Value::Array(events.iter().map(EventEnvelope::to_value).collect())
+}
+
+impl EventStore for StdioStore {
+    fn capabilities(&self) -> EventStoreCapabilities {
+        self.claims::<EventStoreMethod>(SPI_EVENT_STORE, "0.0.0")
+    }
+    async fn append(
+        &self,
+        id: &str,
+        expected_next: u64,
+        events: Vec<EventEnvelope>,
+        fence: Option<FenceToken>,
+    ) -> Result<AppendAck, StoreError> {
+        let v = self.call("eventStore.append", json!({ "executionId": id, "expectedNext": expected_next, "events": envelopes_json(&events), "fence": fence.map(|f| f.0) }))?;
+        decode(v, "append ack")
+    }
+    async fn read(&self, id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
+        envelopes(self.call("eventStore.read", json!({ "executionId": id }))?)
+    }
+    async fn list_executions(&self) -> Result<Vec<String>, StoreError> {
+        decode(
+            self.call("eventStore.listExecutions", json!({}))?,
+            "execution ids",
+        )
+    }
+    async fn read_range(
+        &self,
+        id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<EventEnvelope>, StoreError> {
+        envelopes(self.call(
+            "eventStore.readRange",
+            json!({ "executionId": id, "from": from, "to": to }),
+        )?)
+    }
+    async fn acquire_fence(&self, id: &str) -> Result<FenceToken, StoreError> {
+        decode(
+            self.call("eventStore.acquireFence", json!({ "executionId": id }))?,
+            "fence token",
+        )
+    }
+    async fn acquire_fence_if(
+        &self,
+        id: &str,
+        expected: Option<FenceToken>,
+    ) -> Result<FenceToken, StoreError> {
+        decode(
+            self.call(
+                "eventStore.acquireFenceIf",
+                json!({ "executionId": id, "expectedCurrent": expected.map(|f| f.0) }),
+            )?,
+            "fence token",
+        )
+    }
+    async fn observe(&self, id: &str) -> Result<Anchor, StoreError> {
+        decode(
+            self.call("eventStore.observe", json!({ "executionId": id }))?,
+            "anchor",
+        )
+    }
+    async fn append_if_unchanged(
+        &self,
+        id: &str,
+        anchor: Anchor,
+        events: Vec<EventEnvelope>,
+    ) -> Result<AppendAck, StoreError> {
+        let v = self.call(
+            "eventStore.appendIfUnchanged",
+            json!({ "executionId": id, "anchor": anchor, "events": envelopes_json(&events) }),
+        )?;
+        decode(v, "append ack")
+    }
+    async fn store_now(&self) -> Result<i64, StoreError> {
+        decode(self.call("eventStore.storeNow", json!({}))?, "storeNow")
+    }
+    async fn sealing_capability(&self) -> Result<Option<SealingCapability>, StoreError> {
+        decode(
+            self.call("eventStore.sealingCapability", json!({}))?,
+            "sealing capability",
+        )
+    }
+    async fn delete_through(&self, id: &str, through: u64) -> Result<u64, StoreError> {
+        decode(
+            self.call(
+                "eventStore.deleteThrough",
+                json!({ "executionId": id, "through": through }),
+            )?,
+            "count",
+        )
+    }
+    async fn copy_prefix(
+        &self,
+        source: &str,
+        target: &str,
+        through: u64,
+    ) -> Result<AppendAck, StoreError> {
+        decode(
+            self.call(
+                "eventStore.copyPrefix",
+                json!({ "source": source, "target": target, "through": through }),
+            )?,
+            "append ack",
+        )
+    }
+    async fn delete_execution(&self, id: &str) -> Result<bool, StoreError> {
+        decode(
+            self.call("eventStore.deleteExecution", json!({ "executionId": id }))?,
+            "boolean",
+        )
+    }
+    async fn list_executions_page(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        decode(
+            self.call(
+                "eventStore.listExecutionsPage",
+                json!({ "cursor": cursor, "limit": limit }),
+            )?,
+            "page",
+        )
+    }
+}
+
+impl SnapshotStore for StdioStore {
+    fn capabilities(&self) -> SnapshotStoreCapabilities {
+        self.claims::<SnapshotStoreMethod>(SPI_SNAPSHOT_STORE, "0.0.0")
+    }
+    async fn save(&self, id: &str, record: SnapshotRecord) -> Result<(), StoreError> {
+        self.call(
+            "snapshotStore.save",
+            json!({ "executionId": id, "record": record }),
+        )
+        .map(|_| ())
+    }
+    async fn load_latest(&self, id: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+        decode(
+            self.call("snapshotStore.loadLatest", json!({ "executionId": id }))?,
+            "snapshot",
+        )
+    }
+    async fn delete_execution(&self, id: &str) -> Result<u64, StoreError> {
+        decode(
+            self.call(
+                "snapshotStore.deleteExecution",
+                json!({ "executionId": id }),
+            )?,
+            "count",
+        )
+    }
+    async fn load_latest_sealed(&self, id: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+        decode(
+            self.call(
+                "snapshotStore.loadLatestSealed",
+                json!({ "executionId": id }),
+            )?,
+            "snapshot",
+        )
+    }
+    async fn prune_snapshots(&self, id: &str, through: u64) -> Result<u64, StoreError> {
+        decode(
+            self.call(
+                "snapshotStore.pruneSnapshots",
+                json!({ "executionId": id, "throughSequence": through }),
+            )?,
+            "count",
+        )
+    }
+    async fn list_sequences(&self, id: &str) -> Result<Vec<u64>, StoreError> {
+        decode(
+            self.call("snapshotStore.listSequences", json!({ "executionId": id }))?,
+            "sequences",
+        )
+    }
+}
+
+impl ArchiveStore for StdioStore {
+    fn capabilities(&self) -> ArchiveStoreCapabilities {
+        self.claims::<ArchiveStoreMethod>(SPI_ARCHIVE_STORE, "0.0.0")
+    }
+    async fn archive(&self, id: &str, events: Vec<EventEnvelope>) -> Result<u64, StoreError> {
+        decode(
+            self.call(
+                "archiveStore.archive",
+                json!({ "executionId": id, "envelopes": envelopes_json(&events) }),
+            )?,
+            "count",
+        )
+    }
+    async fn read_archived(&self, id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
+        envelopes(self.call("archiveStore.readArchived", json!({ "executionId": id }))?)
+    }
+    async fn delete_execution(&self, id: &str) -> Result<u64, StoreError> {
+        decode(
+            self.call("archiveStore.deleteExecution", json!({ "executionId": id }))?,
+            "count",
+        )
+    }
+    async fn replace_segments(
+        &self,
+        id: &str,
+        events: Vec<EventEnvelope>,
+    ) -> Result<(), StoreError> {
+        self.call(
+            "archiveStore.replaceSegments",
+            json!({ "executionId": id, "envelopes": envelopes_json(&events) }),
+        )
+        .map(|_| ())
+    }
+}
+
+impl BranchRegistry for StdioStore {
+    fn spi_version(&self) -> String {
+        self.hello()
+            .and_then(|h| {
+                h.pointer("/spis/branchRegistry/spiVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_default()
+    }
+    async fn register(&self, record: BranchRecord) -> Result<(), StoreError> {
+        self.call("branchRegistry.register", json!({ "record": record }))
+            .map(|_| ())
+    }
+    async fn get(&self, id: &str) -> Result<Option<BranchRecord>, StoreError> {
+        decode(
+            self.call("branchRegistry.get", json!({ "executionId": id }))?,
+            "branch record",
+        )
+    }
+    async fn children(&self, parent: &str) -> Result<Vec<BranchRecord>, StoreError> {
+        decode(
+            self.call(
+                "branchRegistry.children",
+                json!({ "parentExecutionId": parent }),
+            )?,
+            "branch records",
+        )
+    }
+}
