@@ -1,13 +1,460 @@
-//! `loom conform` and the kits part of `loom check` (being built: the conformance kits).
+//! `loom conform` and the kits part of `loom check`: runs the SPI conformance kits
+//! (`loom-conformance`) against a store named on the command line: `memory`,
+//! `sqlite[:PATH]`, `postgres://…` or `cmd:"COMMAND"` (any program speaking the stdio
+//! store protocol, docs/protocols/store.md).
+//!
+//! Every selected case yields a result: a kit whose SPI the store does not implement is
+//! reported case by case as `skip-not-claimed`, never left out.
 
-use loom_report::CaseResult;
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use loom_conformance::kits::archive_store::ArchiveStoreKit;
+use loom_conformance::kits::branch_registry::BranchRegistryKit;
+use loom_conformance::kits::dispatcher::DispatcherKit;
+use loom_conformance::kits::event_store::EventStoreKit;
+use loom_conformance::kits::lifecycle::LifecycleKit;
+use loom_conformance::kits::snapshot_store::SnapshotStoreKit;
+use loom_conformance::kits::timer_store::TimerStoreKit;
+use loom_conformance::kits::{self, KIT_NAMES};
+use loom_conformance::runner::case_selected;
+use loom_conformance::stdio::{self, StdioHooks, StdioStore};
+use loom_conformance::{run_kit, CaseHooks, CaseInfo, Ctx, Kit, NoHooks, RunOptions, KITS_AREA};
+use loom_report::{CaseResult, Environment, Report, RuleInfo, Status};
+use loom_stores::memory::{
+    MemoryArchiveStore, MemoryBranchRegistry, MemoryDispatcher, MemoryEventStore,
+    MemorySnapshotStore, MemoryTimerStore,
+};
+use loom_stores::{PgStore, SqliteStore};
+use serde_json::Value;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `loom conform`.
+#[derive(Args)]
+#[command(
+    after_help = "Stores: memory | sqlite (fresh in-memory database per case) | sqlite:PATH (a scratch file) | \
+postgres://USER@HOST:PORT/DB (a fresh schema per run) | cmd:\"COMMAND\" (a stdio store adapter, see docs/protocols/store.md).\n\n\
+Kits: event-store, snapshot-store, archive-store, lifecycle, branch-registry, dispatcher, timer-store.\n\n\
+Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scratch.db --kit event-store\n  \
+loom conform --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --out conform-report/\n  \
+loom conform --store memory --case spi_07\n\nExit status: 0 all passed (skips allowed), 1 a case failed, errored or timed out, 2 usage error."
+)]
+pub struct ConformArgs {
+    /// The store under test: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND".
+    #[arg(long, default_value = "sqlite")]
+    pub store: String,
+    /// Run only these kits (repeatable); default: every kit.
+    #[arg(long, value_name = "KIT")]
+    pub kit: Vec<String>,
+    /// Run only cases whose id (or KIT/ID) contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub case: Option<String>,
+    /// Directory for report.{json,xml,md,html} (default: target/loom/conform/<run>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
 /// Runs the SPI kits against a store named by `store` ("memory", "sqlite[:PATH]",
 /// "postgres://…" or "cmd:COMMAND") and returns one result per kit case.
 pub fn kit_results(
-    _store: &str,
-    _kits: &[String],
-    _show_progress: bool,
+    store: &str,
+    kits: &[String],
+    show_progress: bool,
 ) -> Result<Vec<CaseResult>, String> {
-    Ok(Vec::new())
+    run_selected(store, kits, None, show_progress).map(|(results, _)| results)
+}
+
+/// Runs `loom conform`.
+pub fn run(args: ConformArgs) -> u8 {
+    let (results, hello) =
+        match run_selected(&args.store, &args.kit, args.case.clone(), !args.quiet) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
+    if results.is_empty() {
+        eprintln!("error: no case matched the filters");
+        return EXIT_USAGE;
+    }
+    let rules = rule_infos(&results);
+    let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
+    env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    env.implementation_hello = hello;
+    env.extra
+        .insert("store".into(), Value::String(args.store.clone()));
+    let report = Report::new(env, rules, results);
+    let out = args.out.clone().unwrap_or_else(default_run_dir);
+    let paths = match loom_report::render_all(&report, &out) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: writing the report into {}: {e}", out.display());
+            return EXIT_USAGE;
+        }
+    };
+    print_summary(&report.results);
+    println!("\nreport: {}", paths.html.display());
+    println!(
+        "        {} (JSON, digest {})",
+        paths.json.display(),
+        report.digest
+    );
+    if report.results.iter().any(|r| r.status.is_failure()) {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+/// Rule rows for the report: the rules the results cite, from the catalogue when it has them.
+fn rule_infos(results: &[CaseResult]) -> Vec<RuleInfo> {
+    let cited: std::collections::BTreeSet<&str> = results
+        .iter()
+        .flat_map(|r| r.rules.iter().map(String::as_str))
+        .collect();
+    let catalogue = Some(loom_spec::Catalogue::load());
+    cited
+        .into_iter()
+        .map(|id| {
+            let known = catalogue
+                .as_ref()
+                .and_then(|c| c.rules().iter().find(|r| r.id == id));
+            match known {
+                Some(r) => RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary),
+                None => RuleInfo::new(
+                    id,
+                    "GAP",
+                    id.split('-').next().unwrap_or(id),
+                    "reference-defined",
+                ),
+            }
+        })
+        .collect()
+}
+
+fn default_run_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target
+        .join("loom")
+        .join("conform")
+        .join(loom_conformance::runner::fresh_run_id())
+}
+
+fn print_summary(results: &[CaseResult]) {
+    println!(
+        "\n{:<16} {:>6} {:>6} {:>6} {:>6} {:>8}",
+        "kit", "pass", "fail", "skip", "error", "timeout"
+    );
+    for kit in KIT_NAMES {
+        let mine: Vec<&CaseResult> = results.iter().filter(|r| r.suite == *kit).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let n = |s: Status| mine.iter().filter(|r| r.status == s).count();
+        println!(
+            "{:<16} {:>6} {:>6} {:>6} {:>6} {:>8}",
+            kit,
+            n(Status::Pass),
+            n(Status::Fail),
+            n(Status::SkipNotClaimed) + n(Status::SkipUntestable),
+            n(Status::Error),
+            n(Status::Timeout)
+        );
+    }
+    let bad: Vec<&CaseResult> = results.iter().filter(|r| r.status.is_failure()).collect();
+    if !bad.is_empty() {
+        println!("\nfailures:");
+        for r in bad {
+            println!(
+                "  {} {}/{}: {}",
+                r.status,
+                r.suite,
+                r.case_id,
+                r.message.as_deref().unwrap_or("")
+            );
+        }
+    }
+}
+
+/// One run: options, progress and the results so far.
+struct Run {
+    opts: RunOptions,
+    bar: Option<ProgressBar>,
+    results: Vec<CaseResult>,
+    kits: Vec<String>,
+}
+
+impl Run {
+    fn wants(&self, kit: &str) -> bool {
+        self.kits.iter().any(|k| k == kit)
+    }
+
+    fn selected(&self, kit: &str, cases: &[CaseInfo]) -> usize {
+        cases
+            .iter()
+            .filter(|c| case_selected(self.opts.case_filter.as_deref(), kit, c.id))
+            .count()
+    }
+
+    async fn kit<S, K, F, Fut>(&mut self, factory: F, hooks: &dyn CaseHooks)
+    where
+        K: Kit<S>,
+        F: FnMut(&Ctx, bool) -> Fut,
+        Fut: Future<Output = Result<S, String>>,
+    {
+        if !self.wants(K::NAME) {
+            return;
+        }
+        let bar = self.bar.clone();
+        let mut on_result = |r: &CaseResult| {
+            if let Some(b) = &bar {
+                b.set_message(format!("{}/{}", r.suite, r.case_id));
+                b.inc(1);
+            }
+        };
+        let results = run_kit::<S, K, F, Fut>(factory, &self.opts, hooks, &mut on_result).await;
+        self.results.extend(results);
+    }
+
+    /// Every selected case of kit `K` as `skip-not-claimed`, with `why`.
+    fn skip<S, K: Kit<S>>(&mut self, why: &str) {
+        if !self.wants(K::NAME) {
+            return;
+        }
+        for c in K::cases() {
+            if case_selected(self.opts.case_filter.as_deref(), K::NAME, c.id) {
+                let r = CaseResult::skip_not_claimed(
+                    KITS_AREA,
+                    K::NAME,
+                    c.id,
+                    c.rules.iter().copied(),
+                    why,
+                );
+                if let Some(b) = &self.bar {
+                    b.inc(1);
+                }
+                self.results.push(r);
+            }
+        }
+    }
+}
+
+fn ok<S>(s: S) -> std::future::Ready<Result<S, String>> {
+    std::future::ready(Ok(s))
+}
+
+fn run_selected(
+    store: &str,
+    kits: &[String],
+    case_filter: Option<String>,
+    show_progress: bool,
+) -> Result<(Vec<CaseResult>, Option<Value>), String> {
+    let kits: Vec<String> = if kits.is_empty() {
+        KIT_NAMES.iter().map(|k| k.to_string()).collect()
+    } else {
+        for k in kits {
+            if !KIT_NAMES.contains(&k.as_str()) {
+                return Err(format!("unknown kit {k:?}; kits: {}", KIT_NAMES.join(", ")));
+            }
+        }
+        kits.to_vec()
+    };
+    let mut run = Run {
+        opts: RunOptions {
+            case_filter,
+            ..RunOptions::default()
+        },
+        bar: None,
+        results: Vec::new(),
+        kits,
+    };
+    let total: usize = [
+        ("event-store", kits::event_store::CASES),
+        ("snapshot-store", kits::snapshot_store::CASES),
+        ("archive-store", kits::archive_store::CASES),
+        ("lifecycle", kits::lifecycle::CASES),
+        ("branch-registry", kits::branch_registry::CASES),
+        ("dispatcher", kits::dispatcher::CASES),
+        ("timer-store", kits::timer_store::CASES),
+    ]
+    .iter()
+    .filter(|(k, _)| run.wants(k))
+    .map(|(k, c)| run.selected(k, c))
+    .sum();
+    if show_progress {
+        let bar = ProgressBar::new(total as u64);
+        if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+            bar.set_style(style);
+        }
+        run.bar = Some(bar);
+    }
+    let hello = loom_conformance::block_on(run_backend(&mut run, store))??;
+    if let Some(bar) = &run.bar {
+        bar.finish_and_clear();
+    }
+    Ok((run.results, hello))
+}
+
+async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String> {
+    if store == "memory" {
+        run.kit::<_, EventStoreKit, _, _>(|_, _| ok(MemoryEventStore::new()), &NoHooks)
+            .await;
+        run.kit::<_, SnapshotStoreKit, _, _>(|_, _| ok(MemorySnapshotStore::new()), &NoHooks)
+            .await;
+        run.kit::<_, ArchiveStoreKit, _, _>(|_, _| ok(MemoryArchiveStore::new()), &NoHooks)
+            .await;
+        run.kit::<_, LifecycleKit, _, _>(
+            |_, _| {
+                ok((
+                    MemoryEventStore::new(),
+                    MemorySnapshotStore::new(),
+                    MemoryArchiveStore::new(),
+                ))
+            },
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, BranchRegistryKit, _, _>(|_, _| ok(MemoryBranchRegistry::new()), &NoHooks)
+            .await;
+        run.kit::<_, DispatcherKit, _, _>(|_, _| ok(MemoryDispatcher::new()), &NoHooks)
+            .await;
+        run.kit::<_, TimerStoreKit, _, _>(|_, _| ok(MemoryTimerStore::new()), &NoHooks)
+            .await;
+        return Ok(None);
+    }
+    if store == "sqlite" || store == "sqlite::memory:" || store.starts_with("sqlite:") {
+        let path = store
+            .strip_prefix("sqlite:")
+            .filter(|p| !p.is_empty() && *p != ":memory:");
+        // A shared file when a path is given (cases stay apart by their ids); otherwise,
+        // and for the dispatcher and timer kits whose state is global, a fresh in-memory
+        // database of the same implementation per case.
+        let shared = match path {
+            Some(p) => Some(SqliteStore::open(p).map_err(|e| format!("opening {p}: {e}"))?),
+            None => None,
+        };
+        let db = |fresh: bool| -> Result<SqliteStore, String> {
+            match (&shared, fresh) {
+                (Some(s), false) => Ok(s.clone()),
+                _ => SqliteStore::open_in_memory().map_err(|e| e.to_string()),
+            }
+        };
+        run.kit::<_, EventStoreKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.events())),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, SnapshotStoreKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.snapshots())),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, ArchiveStoreKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.archive())),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, LifecycleKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| (d.events(), d.snapshots(), d.archive()))),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, BranchRegistryKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.branches())),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, DispatcherKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.dispatcher())),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, TimerStoreKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.timers())),
+            &NoHooks,
+        )
+        .await;
+        return Ok(None);
+    }
+    if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+        let schema = format!("loom_conform_{}", loom_conformance::runner::fresh_run_id());
+        let pg = PgStore::connect_fresh(store, &schema)
+            .await
+            .map_err(|e| format!("connecting to {store}: {e}"))?;
+        run.kit::<_, EventStoreKit, _, _>(|_, _| ok(pg.events()), &NoHooks)
+            .await;
+        run.kit::<_, SnapshotStoreKit, _, _>(|_, _| ok(pg.snapshots()), &NoHooks)
+            .await;
+        run.kit::<_, ArchiveStoreKit, _, _>(|_, _| ok(pg.archive()), &NoHooks)
+            .await;
+        run.kit::<_, LifecycleKit, _, _>(
+            |_, _| ok((pg.events(), pg.snapshots(), pg.archive())),
+            &NoHooks,
+        )
+        .await;
+        let why = "the PostgreSQL store does not implement this SPI";
+        run.skip::<MemoryBranchRegistry, BranchRegistryKit>(why);
+        run.skip::<MemoryDispatcher, DispatcherKit>(why);
+        run.skip::<MemoryTimerStore, TimerStoreKit>(why);
+        return Ok(None);
+    }
+    if let Some(command) = store.strip_prefix("cmd:") {
+        let adapter = StdioStore::spawn(command.trim())?;
+        let hooks = StdioHooks(&adapter);
+        let not = |spi: &str| format!("the adapter's hello does not list {spi}");
+        let has = |spi: &str| adapter.implements(spi);
+        if has(stdio::SPI_EVENT_STORE) {
+            run.kit::<_, EventStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, EventStoreKit>(&not(stdio::SPI_EVENT_STORE));
+        }
+        if has(stdio::SPI_SNAPSHOT_STORE) {
+            run.kit::<_, SnapshotStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, SnapshotStoreKit>(&not(stdio::SPI_SNAPSHOT_STORE));
+        }
+        if has(stdio::SPI_ARCHIVE_STORE) {
+            run.kit::<_, ArchiveStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, ArchiveStoreKit>(&not(stdio::SPI_ARCHIVE_STORE));
+        }
+        if has(stdio::SPI_EVENT_STORE)
+            && has(stdio::SPI_SNAPSHOT_STORE)
+            && has(stdio::SPI_ARCHIVE_STORE)
+        {
+            run.kit::<_, LifecycleKit, _, _>(
+                |_, _| ok((adapter.clone(), adapter.clone(), adapter.clone())),
+                &hooks,
+            )
+            .await;
+        } else {
+            run.skip::<(StdioStore, StdioStore, StdioStore), LifecycleKit>(
+                "the lifecycle needs eventStore, snapshotStore and archiveStore",
+            );
+        }
+        if has(stdio::SPI_BRANCH_REGISTRY) {
+            run.kit::<_, BranchRegistryKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, BranchRegistryKit>(&not(stdio::SPI_BRANCH_REGISTRY));
+        }
+        let why = "the stdio store protocol 1.0 does not carry this SPI";
+        run.skip::<MemoryDispatcher, DispatcherKit>(why);
+        run.skip::<MemoryTimerStore, TimerStoreKit>(why);
+        return Ok(adapter.hello());
+    }
+    Err(format!(
+        "unknown store {store:?}: use memory, sqlite[:PATH], postgres://URL or cmd:\"COMMAND\""
+    ))
 }

@@ -18,7 +18,4 @@ pub const KIT_NAMES: &[&str] = &[
     "branch-registry",
     "dispatcher",
     "timer-store",
-    "content-store",
-    "durable-state-store",
-    "read-model-store",
 ];
