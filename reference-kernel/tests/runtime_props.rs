@@ -181,13 +181,10 @@ fn ten_thousand_steps_live_and_fully_served() {
         .collect();
     body.push(json!({"op": "suspend", "on": "g"}));
     let rt = rt(&[json!({"flowId": "f", "body": body})]);
-    let t = std::time::Instant::now();
     assert_eq!(start(&rt, "e", "f"), parked("g"));
     assert_eq!(
         resume(&rt, "e", "g", json!(null)).unwrap(),
         completed(Value::Null)
     );
     assert_eq!(rt.step_calls("s9999"), 1);
-    // Generous bound: quadratic re-folding would take minutes.
-    assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
 }

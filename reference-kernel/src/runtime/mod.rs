@@ -289,10 +289,19 @@ pub fn handshake(features: &KernelFeatures) -> Value {
 /// The `flowHash` a start records: `fnv1a:` by default, `sha256:` behind
 /// `kernel.features.sha256FlowHash` (FOLD-34).
 pub fn flow_hash(script: &FlowScript, features: &KernelFeatures) -> String {
+    // An empty `resumeSchemas` map declares nothing: hash the flow as if it were absent,
+    // so wiring the capability in its off state leaves the log byte-identical (G2,
+    // INGRESS-23).
+    let mut source = script.source.clone();
+    if let Some(obj) = source.as_object_mut() {
+        if obj.get("resumeSchemas").and_then(Value::as_object).is_some_and(|m| m.is_empty()) {
+            obj.remove("resumeSchemas");
+        }
+    }
     if features.sha256_flow_hash {
-        crate::digest::sha256_flow_hash(&script.source)
+        crate::digest::sha256_flow_hash(&source)
     } else {
-        crate::digest::fnv1a_flow_hash(&script.source)
+        crate::digest::fnv1a_flow_hash(&source)
     }
 }
 
