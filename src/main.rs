@@ -26,6 +26,8 @@ struct Cli {
 enum Command {
     /// Run every conformance part and write a report (the main job).
     Check(cli::check::CheckArgs),
+    /// Run the SPI conformance kits against a store (yours or a reference one).
+    Conform(cli::conform::ConformArgs),
     /// Fold an event log and print the canonical state.
     Fold(cli::fold_cmd::FoldArgs),
     /// Check an event log: envelopes, sequences, and fold(snapshot_k, tail) == fold(all) at every k.
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => cli::check::run(args),
+        Command::Conform(args) => cli::conform::run(args),
         Command::Fold(args) => cli::fold_cmd::fold(args),
         Command::VerifyLog(args) => cli::fold_cmd::verify_log(args),
         Command::KernelManifest(args) => cli::manifest::manifest(args),

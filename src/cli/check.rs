@@ -37,7 +37,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PART")]
     pub skip: Vec<String>,
     /// The store the kits run against: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND".
-    #[arg(long, default_value = "sqlite::memory:")]
+    #[arg(long, default_value = "sqlite")]
     pub store: String,
     /// Seed for generated inputs; the same seed gives the same run.
     #[arg(long, default_value_t = 0)]

@@ -1,0 +1,398 @@
+//! `loom vectors …`, `loom kernel-adapter` and `loom replay`: the CLI over the
+//! `loom-vectors` crate. List and run the language-neutral vectors (in-process against
+//! the reference kernel, or against a foreign kernel over the stdio kernel protocol),
+//! regenerate them from the scenario definitions, serve the reference kernel over
+//! stdio, and re-run a flow script against a recorded log.
+#![allow(dead_code)]
+
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use loom_report::{Baseline, CaseResult, Environment, Report, RuleInfo, Status};
+use loom_vectors::runner::{run_set, Claims, InProcessKernel, KernelClient};
+use loom_vectors::set::{default_cases_dir, load_set, vectors_dir};
+use loom_vectors::{Kind, KernelProcess, KernelProcessConfig, Vector};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// `loom vectors …`.
+#[derive(Subcommand)]
+pub enum VectorsCommand {
+    /// List vectors (id, kind, rules).
+    List {
+        /// Only vectors proving this rule id (e.g. FOLD-09).
+        #[arg(long)]
+        rule: Option<String>,
+        /// Only vectors of this kind: fold, normalize, digest, ingress, emit, runtime.
+        #[arg(long)]
+        kind: Option<String>,
+    },
+    /// Run vectors against the reference kernel in-process, or a foreign kernel.
+    Run(RunArgs),
+    /// Regenerate vectors/cases/** and vectors/VERSION.json from the scenarios.
+    Regen {
+        /// Only report what would change; exit 1 if anything would.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+/// Arguments of `loom vectors run`.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  loom vectors run\n  loom vectors run --kernel-cmd \"python3 my_kernel.py\" --out report/\n  loom vectors run --filter fold09 --quiet\n\nExit status: 0 all passed (skips allowed), 1 a failure, error or timeout, 2 usage error."
+)]
+pub struct RunArgs {
+    /// The adapter command line (run through `sh -c`); default: the reference kernel in-process.
+    #[arg(long)]
+    pub kernel_cmd: Option<String>,
+    /// Only vectors whose id contains this substring.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Directory for report.{json,xml,md,html} (default: target/loom/reports/vectors-<time>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// Per-call timeout for a foreign kernel, in milliseconds.
+    #[arg(long, default_value_t = loom_vectors::limits::CALL_TIMEOUT_MS_DEFAULT)]
+    pub timeout_ms: u64,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Arguments of `loom kernel-adapter` (none: it serves the reference kernel on
+/// stdin/stdout until stdin closes).
+#[derive(Args)]
+pub struct KernelAdapterArgs {}
+
+/// Arguments of `loom replay`.
+#[derive(Args)]
+#[command(
+    after_help = "Re-runs the flow script against the recorded log (served from the log, as a resume would) and reports whether it replays unchanged.\n\nExit status: 0 replays unchanged, 1 diverged, 2 usage error."
+)]
+pub struct ReplayArgs {
+    /// The recorded log: a JSON array of envelopes or JSON lines.
+    #[arg(long)]
+    pub log: PathBuf,
+    /// The flow script (JSON, docs/flow-scripts.md).
+    #[arg(long)]
+    pub flow: PathBuf,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `loom vectors …`.
+pub fn run(cmd: VectorsCommand) -> u8 {
+    match cmd {
+        VectorsCommand::List { rule, kind } => list(rule, kind),
+        VectorsCommand::Run(args) => run_vectors(args),
+        VectorsCommand::Regen { check } => regen(check),
+    }
+}
+
+fn load() -> Result<Vec<Vector>, String> {
+    load_set(&default_cases_dir())
+        .map(|s| s.vectors)
+        .map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+}
+
+fn list(rule: Option<String>, kind: Option<String>) -> u8 {
+    let kind = match kind.as_deref().map(|k| (k, Kind::parse(k))) {
+        Some((k, None)) => {
+            eprintln!("error: unknown kind `{k}` (fold, normalize, digest, ingress, emit, runtime)");
+            return EXIT_USAGE;
+        }
+        Some((_, Some(k))) => Some(k),
+        None => None,
+    };
+    let vectors = match load() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut n = 0;
+    for v in &vectors {
+        if kind.is_some_and(|k| k != v.kind) {
+            continue;
+        }
+        if let Some(r) = &rule {
+            if !v.rules.iter().any(|x| x.eq_ignore_ascii_case(r)) {
+                continue;
+            }
+        }
+        n += 1;
+        let exception = v
+            .exception
+            .as_ref()
+            .map(|e| format!("  [documented exception {}]", e.rule))
+            .unwrap_or_default();
+        println!("{:<10} {:<70} {}{exception}", v.kind.as_str(), v.id, v.rules.join(","));
+    }
+    eprintln!("{n} of {} vectors", vectors.len());
+    EXIT_OK
+}
+
+fn regen(check: bool) -> u8 {
+    let vectors = match loom_vectors::generate::generate_all() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: the generator failed: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    let dir = vectors_dir();
+    if check {
+        let diff = loom_vectors::generate::diff_against(&dir, &vectors);
+        for d in &diff {
+            println!("{d}");
+        }
+        println!("{} vector(s); {} file(s) would change", vectors.len(), diff.len());
+        return if diff.is_empty() { EXIT_OK } else { EXIT_FAILED };
+    }
+    match loom_vectors::generate::write_set(&dir, &vectors) {
+        Ok(n) => {
+            let v = loom_vectors::set::version_file(&vectors);
+            println!(
+                "{} vectors; {n} file(s) changed under {}\nset digest {}",
+                v.count,
+                dir.display(),
+                v.digest
+            );
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_FAILED
+        }
+    }
+}
+
+/// Runs every vector against `kernel_cmd` (a foreign adapter) or, when `None`, the
+/// reference kernel in-process. Returns one result per vector and the set's digest.
+/// `loom check` calls this.
+pub fn vector_results(
+    kernel_cmd: Option<&str>,
+    show_progress: bool,
+) -> Result<(Vec<CaseResult>, String), String> {
+    let vectors = load()?;
+    let digest = loom_vectors::set::set_digest(&vectors);
+    let (_, results) = run_with(kernel_cmd, None, &vectors, show_progress)?;
+    Ok((results, digest))
+}
+
+fn run_with(
+    kernel_cmd: Option<&str>,
+    timeout_ms: Option<u64>,
+    vectors: &[Vector],
+    show_progress: bool,
+) -> Result<(Claims, Vec<CaseResult>), String> {
+    let bar = if show_progress {
+        ProgressBar::new(vectors.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("vectors [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let mut failures = 0u64;
+    let mut on_result = |r: &CaseResult| {
+        if r.status.is_failure() {
+            failures += 1;
+            bar.set_message(format!("{failures} failing"));
+        }
+        bar.inc(1);
+    };
+    let mut client: Box<dyn KernelClient> = match kernel_cmd {
+        None => Box::new(InProcessKernel::default()),
+        Some(cmd) => {
+            let mut config = KernelProcessConfig::new(cmd);
+            if let Some(t) = timeout_ms {
+                config.call_timeout_ms = t;
+            }
+            Box::new(
+                KernelProcess::start(config)
+                    .map_err(|e| format!("starting the kernel adapter `{cmd}`: {e}"))?,
+            )
+        }
+    };
+    let out = run_set(client.as_mut(), vectors, &mut on_result);
+    bar.finish_and_clear();
+    out
+}
+
+fn rules() -> Vec<RuleInfo> {
+    loom_spec::Catalogue::load()
+        .rules()
+        .iter()
+        .map(|r| RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary))
+        .collect()
+}
+
+fn run_vectors(args: RunArgs) -> u8 {
+    let mut vectors = match load() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let digest = loom_vectors::set::set_digest(&vectors);
+    if let Some(f) = &args.filter {
+        vectors.retain(|v| v.id.contains(f.as_str()));
+    }
+    let (claims, mut results) = match run_with(
+        args.kernel_cmd.as_deref(),
+        Some(args.timeout_ms),
+        &vectors,
+        !args.quiet,
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    if let Some(path) = &args.baseline {
+        match Baseline::load(path) {
+            Ok(b) => {
+                b.apply(&mut results);
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
+    env.vector_set_digest = Some(digest);
+    env.implementation_hello = Some(claims.hello.clone());
+    env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    env.extra.insert(
+        "kernel".into(),
+        Value::String(args.kernel_cmd.clone().unwrap_or_else(|| "reference (in-process)".into())),
+    );
+    let report = Report::new(env, rules(), results);
+    let out = args.out.clone().unwrap_or_else(default_out_dir);
+    let paths = match loom_report::render_all(&report, &out) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: writing the report into {}: {e}", out.display());
+            return EXIT_USAGE;
+        }
+    };
+    print_table(&report.results);
+    for r in report.results.iter().filter(|r| r.status.is_failure()).take(10) {
+        let f = r.failure.as_ref();
+        println!(
+            "  {} {} [{}] {}{}",
+            r.status,
+            r.case_id,
+            r.rules.join(","),
+            r.message.as_deref().unwrap_or(""),
+            f.and_then(|f| f.path.as_ref())
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default()
+        );
+    }
+    println!("\nreport: {}", paths.html.display());
+    if report.summary.ok {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}
+
+fn default_out_dir() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("loom").join("reports").join(format!("vectors-{secs}"))
+}
+
+fn print_table(results: &[CaseResult]) {
+    let mut by_kind: BTreeMap<&str, BTreeMap<Status, u64>> = BTreeMap::new();
+    for r in results {
+        *by_kind.entry(r.suite.as_str()).or_default().entry(r.status).or_default() += 1;
+    }
+    println!(
+        "\n{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7}",
+        "kind", "pass", "fail", "skip", "xfail", "error", "timeout"
+    );
+    let get = |m: &BTreeMap<Status, u64>, s: Status| m.get(&s).copied().unwrap_or(0);
+    for (kind, m) in &by_kind {
+        println!(
+            "{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7}",
+            kind,
+            get(m, Status::Pass),
+            get(m, Status::Fail),
+            get(m, Status::SkipNotClaimed) + get(m, Status::SkipUntestable),
+            get(m, Status::Xfail),
+            get(m, Status::Error),
+            get(m, Status::Timeout)
+        );
+    }
+}
+
+/// Runs `loom kernel-adapter`: serves the reference kernel over the stdio kernel
+/// protocol on stdin/stdout.
+pub fn kernel_adapter(_args: KernelAdapterArgs) -> u8 {
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    match loom_vectors::serve_reference_kernel(stdin.lock(), stdout.lock()) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("kernel-adapter: {e}");
+            EXIT_FAILED
+        }
+    }
+}
+
+/// Runs `loom replay`: re-runs a flow script against a recorded log and reports
+/// whether it replays unchanged (a divergence is a structured diff).
+pub fn replay(args: ReplayArgs) -> u8 {
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let (log_text, flow_text) = match (read(&args.log), read(&args.flow)) {
+        (Ok(l), Ok(f)) => (l, f),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    match loom_vectors::replay::replay_text(&log_text, &flow_text) {
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        }
+        Ok(report) => {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report.to_value()).unwrap_or_default());
+            } else {
+                println!("{}", report.render_text());
+            }
+            if report.unchanged() {
+                EXIT_OK
+            } else {
+                EXIT_FAILED
+            }
+        }
+    }
+}
