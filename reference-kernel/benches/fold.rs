@@ -15,7 +15,12 @@ use std::hint::black_box;
 /// progress emit, a park and a resume. Six events per turn.
 pub fn realistic_log(n_events: usize) -> Vec<EventEnvelope> {
     let mut out: Vec<EventEnvelope> = Vec::with_capacity(n_events + 6);
-    fn push(out: &mut Vec<EventEnvelope>, t: &str, payload: serde_json::Value, meta: Option<serde_json::Value>) {
+    fn push(
+        out: &mut Vec<EventEnvelope>,
+        t: &str,
+        payload: serde_json::Value,
+        meta: Option<serde_json::Value>,
+    ) {
         let i = out.len() as u64;
         out.push(EventEnvelope {
             id: format!("evt-{i}"),
@@ -28,16 +33,46 @@ pub fn realistic_log(n_events: usize) -> Vec<EventEnvelope> {
             metadata: meta.and_then(|m| m.as_object().cloned()),
         });
     }
-    push(&mut out, "EXECUTION_STARTED", json!({"input": {"goal": "summarise the inbox", "limit": 20}, "flowHash": "fnv1a:0123456789abcdef"}), None);
+    push(
+        &mut out,
+        "EXECUTION_STARTED",
+        json!({"input": {"goal": "summarise the inbox", "limit": 20}, "flowHash": "fnv1a:0123456789abcdef"}),
+        None,
+    );
     let mut turn = 0u64;
     while out.len() < n_events {
         let step = format!("turn-{turn}/llm");
-        push(&mut out, "STEP_STARTED", json!({"stepId": step, "toolId": "llm.chat", "kind": "llm", "attempt": 1, "input": {"messages": [{"role": "user", "content": "next item please"}], "turn": turn}}), None);
-        push(&mut out, "STEP_COMPLETED", json!({"stepId": step, "output": {"text": "Item summarised: the quarterly numbers are in.", "tokens": 412}}), None);
-        push(&mut out, "DECISION_RECORDED", json!({"id": format!("route-{turn}"), "choice": {"model": "small"}, "context": {"len": 412}, "policy": {"name": "router", "propensity": 0.9}}), None);
-        push(&mut out, "ui.progress", json!({"turn": turn, "pct": turn % 100}), Some(json!({"flowEmit": format!("{:016x}", turn)})));
+        push(
+            &mut out,
+            "STEP_STARTED",
+            json!({"stepId": step, "toolId": "llm.chat", "kind": "llm", "attempt": 1, "input": {"messages": [{"role": "user", "content": "next item please"}], "turn": turn}}),
+            None,
+        );
+        push(
+            &mut out,
+            "STEP_COMPLETED",
+            json!({"stepId": step, "output": {"text": "Item summarised: the quarterly numbers are in.", "tokens": 412}}),
+            None,
+        );
+        push(
+            &mut out,
+            "DECISION_RECORDED",
+            json!({"id": format!("route-{turn}"), "choice": {"model": "small"}, "context": {"len": 412}, "policy": {"name": "router", "propensity": 0.9}}),
+            None,
+        );
+        push(
+            &mut out,
+            "ui.progress",
+            json!({"turn": turn, "pct": turn % 100}),
+            Some(json!({"flowEmit": format!("{:016x}", turn)})),
+        );
         push(&mut out, "EXECUTION_SUSPENDED", json!({"on": "next"}), None);
-        push(&mut out, "EXECUTION_RESUMED", json!({"approved": true, "turn": turn}), None);
+        push(
+            &mut out,
+            "EXECUTION_RESUMED",
+            json!({"approved": true, "turn": turn}),
+            None,
+        );
         turn += 1;
     }
     out.truncate(n_events);
@@ -59,7 +94,9 @@ fn bench_parse_and_fold(c: &mut Criterion) {
     let mut g = c.benchmark_group("log-1m");
     g.sample_size(10);
     g.throughput(Throughput::Elements(n as u64));
-    g.bench_function("parse", |b| b.iter(|| black_box(decode_log(black_box(&text)).unwrap().len())));
+    g.bench_function("parse", |b| {
+        b.iter(|| black_box(decode_log(black_box(&text)).unwrap().len()))
+    });
     g.bench_function("parse+fold", |b| {
         b.iter(|| {
             let events = decode_log(black_box(&text)).unwrap();
@@ -79,7 +116,11 @@ fn bench_restore(c: &mut Criterion) {
         let record = SnapshotRecord::capture(&state, events[k - 1].sequence);
         let tail = events[k..].to_vec();
         g.bench_function(format!("snapshot+100-tail/{n}"), |b| {
-            b.iter_batched(|| record.clone(), |r| black_box(restore(&r, &tail).unwrap().sequence), BatchSize::LargeInput)
+            b.iter_batched(
+                || record.clone(),
+                |r| black_box(restore(&r, &tail).unwrap().sequence),
+                BatchSize::LargeInput,
+            )
         });
     }
     g.finish();

@@ -29,7 +29,9 @@ const ROUNDS: usize = 31;
 const STEPS: usize = 2_000;
 
 fn flow(schemas: Option<Value>) -> Value {
-    let mut body: Vec<Value> = (0..STEPS).map(|i| json!({"op": "run", "stepId": format!("s{i}"), "toolId": "noop"})).collect();
+    let mut body: Vec<Value> = (0..STEPS)
+        .map(|i| json!({"op": "run", "stepId": format!("s{i}"), "toolId": "noop"}))
+        .collect();
     body.push(json!({"op": "suspend", "on": "go"}));
     body.push(json!({"op": "emit", "eventType": "app.done", "payload": {"n": STEPS}}));
     let mut f = json!({"flowId": "g2", "body": body});
@@ -49,7 +51,10 @@ fn run_once(config: RuntimeConfig, schemas: Option<Value>) -> (f64, String) {
     block_on(rt.resume("e", ResumeRequest::new("go", json!({"ok": true})))).expect("resume");
     let elapsed = t.elapsed().as_secs_f64();
     let log = block_on(store.read("e")).expect("read");
-    (elapsed, serde_json::to_string(&log).expect("log serializes"))
+    (
+        elapsed,
+        serde_json::to_string(&log).expect("log serializes"),
+    )
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -63,12 +68,41 @@ fn main() {
     // `cargo bench` passes `--bench`; ignore arguments.
     let baseline: fn() -> (RuntimeConfig, Option<Value>) = || (RuntimeConfig::default(), None);
     let paths: [Path; 4] = [
-        ("resumeSchemas present but empty", || (RuntimeConfig::default(), Some(json!({})))),
-        ("kernel.features explicitly all off", || {
-            (RuntimeConfig { features: KernelFeatures { continue_as_new: false, receive: false, select: false, sha256_flow_hash: false }, ..RuntimeConfig::default() }, None)
+        ("resumeSchemas present but empty", || {
+            (RuntimeConfig::default(), Some(json!({})))
         }),
-        ("budget map present but empty", || (RuntimeConfig { budget: Default::default(), ..RuntimeConfig::default() }, None)),
-        ("divergence detector off", || (RuntimeConfig { divergence: DivergenceMode::Off, ..RuntimeConfig::default() }, None)),
+        ("kernel.features explicitly all off", || {
+            (
+                RuntimeConfig {
+                    features: KernelFeatures {
+                        continue_as_new: false,
+                        receive: false,
+                        select: false,
+                        sha256_flow_hash: false,
+                    },
+                    ..RuntimeConfig::default()
+                },
+                None,
+            )
+        }),
+        ("budget map present but empty", || {
+            (
+                RuntimeConfig {
+                    budget: Default::default(),
+                    ..RuntimeConfig::default()
+                },
+                None,
+            )
+        }),
+        ("divergence detector off", || {
+            (
+                RuntimeConfig {
+                    divergence: DivergenceMode::Off,
+                    ..RuntimeConfig::default()
+                },
+                None,
+            )
+        }),
     ];
     let (cfg, s) = baseline();
     let (_, base_log) = run_once(cfg, s);
@@ -93,11 +127,18 @@ fn main() {
     for (i, (name, _)) in paths.iter().enumerate() {
         let m = median(times[i].clone());
         let ratio = m / base;
-        let verdict = if ratio <= G2_RATIO_MAX { "ok  " } else { "FAIL" };
+        let verdict = if ratio <= G2_RATIO_MAX {
+            "ok  "
+        } else {
+            "FAIL"
+        };
         if ratio > G2_RATIO_MAX {
             ok = false;
         }
-        println!("{verdict}  {name}: median {:.3} ms, ratio {ratio:.3} (max {G2_RATIO_MAX})", m * 1e3);
+        println!(
+            "{verdict}  {name}: median {:.3} ms, ratio {ratio:.3} (max {G2_RATIO_MAX})",
+            m * 1e3
+        );
     }
     if !ok {
         std::process::exit(1);

@@ -13,7 +13,9 @@ use std::sync::Arc;
 const STEPS: usize = 10_000;
 
 fn flow() -> Value {
-    let mut body: Vec<Value> = (0..STEPS).map(|i| json!({"op": "run", "stepId": format!("s{i}"), "toolId": "noop"})).collect();
+    let mut body: Vec<Value> = (0..STEPS)
+        .map(|i| json!({"op": "run", "stepId": format!("s{i}"), "toolId": "noop"}))
+        .collect();
     body.push(json!({"op": "suspend", "on": "go"}));
     json!({"flowId": "f", "body": body})
 }
@@ -21,7 +23,11 @@ fn flow() -> Value {
 type Rt = Runtime<MemoryEventStore, Arc<ManualClock>>;
 
 fn runtime() -> Rt {
-    let mut rt = Runtime::new(Arc::new(MemoryEventStore::new()), Arc::new(ManualClock::new(1)), RuntimeConfig::default());
+    let mut rt = Runtime::new(
+        Arc::new(MemoryEventStore::new()),
+        Arc::new(ManualClock::new(1)),
+        RuntimeConfig::default(),
+    );
     rt.register_flow_json(&flow()).unwrap();
     rt
 }
@@ -30,7 +36,11 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("runtime-10k-steps");
     g.sample_size(10);
     g.bench_function("live", |b| {
-        b.iter_batched(runtime, |rt| block_on(rt.start("e", "f", json!({}))).unwrap(), BatchSize::LargeInput)
+        b.iter_batched(
+            runtime,
+            |rt| block_on(rt.start("e", "f", json!({}))).unwrap(),
+            BatchSize::LargeInput,
+        )
     });
     g.bench_function("replay-served", |b| {
         b.iter_batched(
