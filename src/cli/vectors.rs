@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use loom_report::{Baseline, CaseResult, Environment, Report, RuleInfo, Status};
 use loom_vectors::runner::{run_set, Claims, InProcessKernel, KernelClient};
 use loom_vectors::set::{default_cases_dir, load_set, vectors_dir};
-use loom_vectors::{Kind, KernelProcess, KernelProcessConfig, Vector};
+use loom_vectors::{KernelProcess, KernelProcessConfig, Kind, Vector};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -110,7 +110,9 @@ fn load() -> Result<Vec<Vector>, String> {
 fn list(rule: Option<String>, kind: Option<String>) -> u8 {
     let kind = match kind.as_deref().map(|k| (k, Kind::parse(k))) {
         Some((k, None)) => {
-            eprintln!("error: unknown kind `{k}` (fold, normalize, digest, ingress, emit, runtime)");
+            eprintln!(
+                "error: unknown kind `{k}` (fold, normalize, digest, ingress, emit, runtime)"
+            );
             return EXIT_USAGE;
         }
         Some((_, Some(k))) => Some(k),
@@ -139,7 +141,12 @@ fn list(rule: Option<String>, kind: Option<String>) -> u8 {
             .as_ref()
             .map(|e| format!("  [documented exception {}]", e.rule))
             .unwrap_or_default();
-        println!("{:<10} {:<70} {}{exception}", v.kind.as_str(), v.id, v.rules.join(","));
+        println!(
+            "{:<10} {:<70} {}{exception}",
+            v.kind.as_str(),
+            v.id,
+            v.rules.join(",")
+        );
     }
     eprintln!("{n} of {} vectors", vectors.len());
     EXIT_OK
@@ -159,8 +166,16 @@ fn regen(check: bool) -> u8 {
         for d in &diff {
             println!("{d}");
         }
-        println!("{} vector(s); {} file(s) would change", vectors.len(), diff.len());
-        return if diff.is_empty() { EXIT_OK } else { EXIT_FAILED };
+        println!(
+            "{} vector(s); {} file(s) would change",
+            vectors.len(),
+            diff.len()
+        );
+        return if diff.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_FAILED
+        };
     }
     match loom_vectors::generate::write_set(&dir, &vectors) {
         Ok(n) => {
@@ -284,7 +299,11 @@ fn run_vectors(args: RunArgs) -> u8 {
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
     env.extra.insert(
         "kernel".into(),
-        Value::String(args.kernel_cmd.clone().unwrap_or_else(|| "reference (in-process)".into())),
+        Value::String(
+            args.kernel_cmd
+                .clone()
+                .unwrap_or_else(|| "reference (in-process)".into()),
+        ),
     );
     let report = Report::new(env, rules(), results);
     let out = args.out.clone().unwrap_or_else(default_out_dir);
@@ -296,7 +315,12 @@ fn run_vectors(args: RunArgs) -> u8 {
         }
     };
     print_table(&report.results);
-    for r in report.results.iter().filter(|r| r.status.is_failure()).take(10) {
+    for r in report
+        .results
+        .iter()
+        .filter(|r| r.status.is_failure())
+        .take(10)
+    {
         let f = r.failure.as_ref();
         println!(
             "  {} {} [{}] {}{}",
@@ -325,13 +349,20 @@ fn default_out_dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("loom").join("reports").join(format!("vectors-{secs}"))
+    target
+        .join("loom")
+        .join("reports")
+        .join(format!("vectors-{secs}"))
 }
 
 fn print_table(results: &[CaseResult]) {
     let mut by_kind: BTreeMap<&str, BTreeMap<Status, u64>> = BTreeMap::new();
     for r in results {
-        *by_kind.entry(r.suite.as_str()).or_default().entry(r.status).or_default() += 1;
+        *by_kind
+            .entry(r.suite.as_str())
+            .or_default()
+            .entry(r.status)
+            .or_default() += 1;
     }
     println!(
         "\n{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7}",
@@ -384,7 +415,10 @@ pub fn replay(args: ReplayArgs) -> u8 {
         }
         Ok(report) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&report.to_value()).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.to_value()).unwrap_or_default()
+                );
             } else {
                 println!("{}", report.render_text());
             }

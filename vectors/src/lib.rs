@@ -33,12 +33,14 @@ pub mod generate;
 pub mod limits;
 pub mod protocol;
 pub mod reference;
+pub mod replay;
 pub mod runner;
 pub mod scenarios;
 pub mod scrub;
 pub mod set;
 pub mod wrong;
 
+pub use client::{KernelProcess, KernelProcessConfig};
 pub use format::{Kind, Vector, VectorError};
 pub use protocol::{serve, serve_reference_kernel, Answer, PROTOCOL_VERSION};
 pub use reference::ReferenceKernel;

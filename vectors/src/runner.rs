@@ -123,7 +123,7 @@ impl Claims {
 }
 
 enum Outcome {
-    Fail(String, Failure),
+    Fail(String, Box<Failure>),
     Call(CallError),
     Bad(String),
 }
@@ -150,7 +150,7 @@ pub fn run_vector(client: &mut dyn KernelClient, claims: &Claims, v: &Vector) ->
         match check(client, v) {
             Ok(()) => CaseResult::pass(AREA, suite, &v.id, v.rules.clone()),
             Err(Outcome::Fail(message, failure)) => {
-                CaseResult::fail(AREA, suite, &v.id, v.rules.clone(), message, failure)
+                CaseResult::fail(AREA, suite, &v.id, v.rules.clone(), message, *failure)
             }
             Err(Outcome::Bad(message)) => {
                 CaseResult::error(AREA, suite, &v.id, v.rules.clone(), message)
@@ -298,7 +298,7 @@ fn check_fold(client: &mut dyn KernelClient, v: &Vector) -> Result<(), Outcome> 
         if let Err(Outcome::Fail(_, failure)) = compare(&expected.state, state_of(&restored)?, "") {
             return Err(Outcome::Fail(
                 format!("fold(snapshot at event {k}, tail) differs from fold(events) (SNAP-01)"),
-                failure.with_event_index(k as u64),
+                Box::new(failure.with_event_index(k as u64)),
             ));
         }
     }
@@ -345,7 +345,7 @@ fn prefix_path(o: Outcome, prefix: &str) -> Outcome {
 fn compare(expected: &Value, actual: &Value, message: &str) -> Result<(), Outcome> {
     match difference(expected, actual) {
         None => Ok(()),
-        Some(failure) => Err(Outcome::Fail(message.to_owned(), failure)),
+        Some(failure) => Err(Outcome::Fail(message.to_owned(), Box::new(failure))),
     }
 }
 

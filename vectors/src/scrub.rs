@@ -1,16 +1,224 @@
-//! Runtime scenarios: driving the reference runtime from a flow script and driver
-//! steps, and the scrub rule that makes a log comparable across kernels.
-//! (Filled in once the runtime vector kind lands.)
+//! Runtime scenarios: the driver behind the `runScenario` method, and the scrub rule
+//! that makes a runtime log comparable across kernels.
+//!
+//! A scenario registers flow scripts (`docs/flow-scripts.md`), turns on
+//! `kernel.features` flags, optionally wires a TimerStore, and runs driver steps
+//! against one execution (`exec-1`) on a virtual clock that starts at
+//! [`SCENARIO_CLOCK_START_MS`] and moves only by `advance` steps:
+//!
+//! | step | meaning |
+//! |---|---|
+//! | `{"op": "start", "flowId", "input"?}` | start the execution |
+//! | `{"op": "crash", "afterAppends": n}` | the next run stops right after its n-th append |
+//! | `{"op": "recover"}` | re-drive a crashed execution (`EXECUTION_RECOVERED`) |
+//! | `{"op": "resume", "eventType", "payload"?, "metadata"?}` | deliver a resume |
+//! | `{"op": "advance", "ms"}` | move the clock |
+//! | `{"op": "fireTimers"}` | fire every due timer |
+//! | `{"op": "cancel"}` | cancel the execution |
+//!
+//! The answer is `{"outcomes": [...], "log": [...]}`: one outcome per step and the final
+//! log. **Scrub rule**: every envelope's `id` and `timestamp` are replaced by the
+//! strings `"<id>"` and `"<timestamp>"`; nothing else changes. Ids and append times are
+//! an implementation's own business; payload times (`wakeAt`, `firedAt`) come from the
+//! scenario's virtual clock and are compared as they are.
 
 use crate::protocol::Answer;
-use serde_json::Value;
+use loom_kernel::ingress::ResumeRequest;
+use loom_kernel::runtime::{block_on, RunOutcome, Runtime, RuntimeConfig, RuntimeError};
+use loom_kernel::spi::{Clock, EventStore, ManualClock, TimerStore};
+use loom_kernel::versions::KernelFeatures;
+use loom_stores::{MemoryEventStore, MemoryTimerStore};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// Where the virtual clock of a runtime scenario starts, in epoch milliseconds.
+pub const SCENARIO_CLOCK_START_MS: i64 = 1_000_000;
+/// The execution id every runtime scenario drives.
+pub const SCENARIO_EXECUTION_ID: &str = "exec-1";
+/// The most driver steps one scenario may have.
+pub const SCENARIO_STEPS_MAX: usize = 64;
 
 /// `runScenario` on the reference kernel.
-pub fn run_scenario_method(_params: &Value) -> Answer {
-    Answer::Unsupported("runScenario is not implemented yet".into())
+pub fn run_scenario_method(params: &Value) -> Answer {
+    let input: crate::format::RuntimeInput = match crate::format::decode(params, "params", "") {
+        Ok(i) => i,
+        Err(e) => return Answer::bad_request(e.to_string()),
+    };
+    match run_scenario(&input) {
+        Ok(v) => Answer::Result(v),
+        Err(e) => Answer::bad_request(e),
+    }
 }
 
-/// Scrubs a `runScenario` answer.
+fn features(names: &[String]) -> Result<KernelFeatures, String> {
+    let mut f = KernelFeatures::default();
+    for n in names {
+        match n.as_str() {
+            "continueAsNew" => f.continue_as_new = true,
+            "receive" => f.receive = true,
+            "select" => f.select = true,
+            "sha256FlowHash" => f.sha256_flow_hash = true,
+            other => return Err(format!("unknown kernel feature `{other}`")),
+        }
+    }
+    Ok(f)
+}
+
+/// Runs a scenario on the reference runtime; the answer is not scrubbed.
+pub fn run_scenario(input: &crate::format::RuntimeInput) -> Result<Value, String> {
+    if input.steps.len() > SCENARIO_STEPS_MAX {
+        return Err(format!("more than {SCENARIO_STEPS_MAX} steps"));
+    }
+    let config = RuntimeConfig {
+        features: features(&input.features)?,
+        ..RuntimeConfig::default()
+    };
+    let clock = Arc::new(ManualClock::new(SCENARIO_CLOCK_START_MS));
+    let store = Arc::new(MemoryEventStore::new());
+    if input.timers {
+        let mut rt = Runtime::new(Arc::clone(&store), Arc::clone(&clock), config)
+            .with_timers(Arc::new(MemoryTimerStore::new()));
+        register(&mut rt, &input.flows)?;
+        drive(&rt, &clock, &input.steps)
+    } else {
+        let mut rt = Runtime::new(Arc::clone(&store), Arc::clone(&clock), config);
+        register(&mut rt, &input.flows)?;
+        drive(&rt, &clock, &input.steps)
+    }
+}
+
+fn register<S: EventStore, C: Clock, T: TimerStore>(
+    rt: &mut Runtime<S, C, T>,
+    flows: &[Value],
+) -> Result<(), String> {
+    for (i, f) in flows.iter().enumerate() {
+        rt.register_flow_json(f)
+            .map_err(|e| format!("flows[{i}]: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A run's outcome as JSON.
+pub fn outcome_value(r: &Result<RunOutcome, RuntimeError>) -> Value {
+    match r {
+        Ok(RunOutcome::Completed { output }) => json!({"completed": output}),
+        Ok(RunOutcome::Failed { error }) => json!({"failed": error}),
+        Ok(RunOutcome::Parked { gate }) => json!({"parked": gate}),
+        Ok(RunOutcome::Crashed { point }) => json!({"crashed": point}),
+        Ok(RunOutcome::Diverged { .. }) => json!({"diverged": true}),
+        Ok(RunOutcome::Cancelled) => json!("cancelled"),
+        Ok(RunOutcome::Continued { to }) => json!({"continued": to}),
+        Err(RuntimeError::Ingress(e)) => {
+            json!({"refused": {"error": e.name(), "reason": e.reason().map(|r| r.as_str())}})
+        }
+        Err(e) => json!({"error": runtime_error_name(e)}),
+    }
+}
+
+fn runtime_error_name(e: &RuntimeError) -> &'static str {
+    match e {
+        RuntimeError::Ingress(_) => "ingress",
+        RuntimeError::Fenced(_) => "fenced",
+        RuntimeError::Conflict(_) => "conflict",
+        RuntimeError::Store(_) => "store",
+        RuntimeError::UnknownFlow(_) => "unknown-flow",
+        RuntimeError::ReservedExecutionId(_) => "reserved-execution-id",
+        RuntimeError::AlreadyStarted(_) => "already-started",
+        RuntimeError::NotStarted(_) => "not-started",
+        RuntimeError::FlowCodeMismatch { .. } => "FlowCodeMismatchError",
+        RuntimeError::TransformFailed(_) => "transform-failed",
+        RuntimeError::Terminal(_) => "terminal",
+    }
+}
+
+fn drive<S: EventStore, T: TimerStore>(
+    rt: &Runtime<S, Arc<ManualClock>, T>,
+    clock: &ManualClock,
+    steps: &[Value],
+) -> Result<Value, String> {
+    let id = SCENARIO_EXECUTION_ID;
+    let mut outcomes = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let op = step.get("op").and_then(Value::as_str).unwrap_or("");
+        let out = match op {
+            "start" => {
+                let flow = step
+                    .get("flowId")
+                    .and_then(Value::as_str)
+                    .ok_or(format!("steps[{i}]: start needs flowId"))?;
+                let input = step.get("input").cloned().unwrap_or(Value::Null);
+                outcome_value(&block_on(rt.start(id, flow, input)))
+            }
+            "crash" => {
+                let n = step
+                    .get("afterAppends")
+                    .and_then(Value::as_u64)
+                    .ok_or(format!("steps[{i}]: crash needs afterAppends"))?;
+                rt.inject_fault(loom_kernel::runtime::FaultPlan {
+                    crash_after_appends: n,
+                });
+                json!("armed")
+            }
+            "recover" => outcome_value(&block_on(rt.recover(id))),
+            "resume" => {
+                let ty = step
+                    .get("eventType")
+                    .and_then(Value::as_str)
+                    .ok_or(format!("steps[{i}]: resume needs eventType"))?;
+                let request = ResumeRequest {
+                    event_type: ty.to_owned(),
+                    payload: step.get("payload").cloned().unwrap_or(Value::Null),
+                    metadata: step.get("metadata").and_then(Value::as_object).cloned(),
+                };
+                outcome_value(&block_on(rt.resume(id, request)))
+            }
+            "advance" => {
+                let ms = step
+                    .get("ms")
+                    .and_then(Value::as_i64)
+                    .ok_or(format!("steps[{i}]: advance needs ms"))?;
+                json!({"now": clock.advance(ms)})
+            }
+            "fireTimers" => match block_on(rt.fire_timers(clock.now_ms())) {
+                Ok(fired) => Value::Array(fired.iter().map(|(_, r)| outcome_value(r)).collect()),
+                Err(e) => json!({"error": runtime_error_name(&e)}),
+            },
+            "cancel" => outcome_value(&block_on(rt.cancel(id))),
+            other => return Err(format!("steps[{i}]: unknown op `{other}`")),
+        };
+        outcomes.push(out);
+    }
+    let log = block_on(rt.store().read(id))
+        .map(|events| events.iter().map(|e| e.to_value()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    Ok(json!({"outcomes": outcomes, "log": log}))
+}
+
+/// Applies the scrub rule to a `runScenario` answer: every envelope's `id` and
+/// `timestamp` become `"<id>"` and `"<timestamp>"`.
 pub fn scrub_answer(answer: &Value) -> Result<Value, String> {
-    Ok(answer.clone())
+    let outcomes = answer
+        .get("outcomes")
+        .cloned()
+        .ok_or("the runScenario answer has no `outcomes`")?;
+    let log = answer
+        .get("log")
+        .and_then(Value::as_array)
+        .ok_or("the runScenario answer has no `log` array")?;
+    let log: Vec<Value> = log.iter().map(scrub_envelope).collect();
+    Ok(json!({"outcomes": outcomes, "log": log}))
+}
+
+/// Scrubs one envelope.
+pub fn scrub_envelope(e: &Value) -> Value {
+    let mut e = e.clone();
+    if let Value::Object(m) = &mut e {
+        if m.contains_key("id") {
+            m.insert("id".into(), json!("<id>"));
+        }
+        if m.contains_key("timestamp") {
+            m.insert("timestamp".into(), json!("<timestamp>"));
+        }
+    }
+    e
 }

@@ -51,7 +51,7 @@ impl Bug {
     /// vectors' rules).
     pub fn must_fail_rules(self) -> &'static [&'static str] {
         match self {
-            Bug::StepFailedFailsExecution => &["FOLD-09", "TYPED-17", "FOLD-21"],
+            Bug::StepFailedFailsExecution => &["FOLD-09", "TYPED-17", "FOLD-16"],
             Bug::NoSeq => &["FOLD-38", "CONF-03"],
             Bug::EmitDigestWithoutSegment => &["EMIT-02", "EMIT-03"],
             Bug::RefusedResumeAppends => &["INGRESS-02", "INGRESS-03", "INGRESS-14", "INGRESS-15"],

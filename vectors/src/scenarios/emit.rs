@@ -15,6 +15,7 @@ fn source(kind: &str) -> Value {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn e(
     id: &str,
     rules: &[&str],

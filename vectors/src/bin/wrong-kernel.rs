@@ -1,0 +1,79 @@
+//! `wrong-kernel --bug NAME`: the reference kernel behind the stdio kernel protocol
+//! with one deliberate bug, to prove the vectors (and the harness) catch it.
+//!
+//! Semantic bugs (see `loom_vectors::wrong::Bug`): step-failed-fails-execution, no-seq,
+//! emit-digest-without-segment, refused-resume-appends, no-input-drop,
+//! emit-allows-kernel-types. Harness bugs: crash-on-ingress (exits mid-request),
+//! hang-on-digest (never answers), garbage-on-emit (writes non-JSON), wrong-id-on-
+//! normalize (answers another id). `--bug none` serves the plain reference kernel.
+
+use loom_vectors::protocol::Handler;
+use loom_vectors::wrong::Bug;
+use loom_vectors::ReferenceKernel;
+use serde_json::{json, Value};
+use std::io::{BufRead, Write};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let name = match args
+        .iter()
+        .position(|a| a == "--bug")
+        .and_then(|i| args.get(i + 1))
+    {
+        Some(n) => n.clone(),
+        None => {
+            eprintln!("usage: wrong-kernel --bug NAME");
+            std::process::exit(2);
+        }
+    };
+    let harness = [
+        "crash-on-ingress",
+        "hang-on-digest",
+        "garbage-on-emit",
+        "wrong-id-on-normalize",
+    ];
+    let kernel = match (name.as_str(), Bug::parse(&name)) {
+        ("none", _) => ReferenceKernel::default(),
+        (_, Some(bug)) => ReferenceKernel::with_bug(bug),
+        (n, None) if harness.contains(&n) => ReferenceKernel::default(),
+        (n, None) => {
+            eprintln!("unknown bug `{n}`");
+            std::process::exit(2);
+        }
+    };
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { return };
+        let Ok(request) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let id = request.get("id").cloned().unwrap_or(Value::Null);
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = request.get("params").cloned().unwrap_or(json!({}));
+        match (name.as_str(), method) {
+            ("crash-on-ingress", "ingress") => {
+                eprintln!("wrong-kernel: crashing on purpose");
+                std::process::exit(3);
+            }
+            ("hang-on-digest", "digest") => loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            },
+            ("garbage-on-emit", "validateEmit") => {
+                let _ = writeln!(out, "this is not JSON");
+                let _ = out.flush();
+                continue;
+            }
+            ("wrong-id-on-normalize", "normalizeSnapshot") => {
+                let answer = Handler::handle(&kernel, method, &params).to_line(&json!(-1));
+                let _ = writeln!(out, "{answer}");
+                let _ = out.flush();
+                continue;
+            }
+            _ => {}
+        }
+        let answer = Handler::handle(&kernel, method, &params).to_line(&id);
+        let _ = writeln!(out, "{answer}");
+        let _ = out.flush();
+    }
+}
