@@ -429,7 +429,7 @@ fn normalise(value: &Value, drop_seq: bool, in_decisions: bool) -> Value {
                 if drop_seq && in_decisions && k == "seq" {
                     continue;
                 }
-                let child_in_decisions = k == "_decisions" || (in_decisions && map.len() > 0);
+                let child_in_decisions = k == "_decisions" || (in_decisions && !map.is_empty());
                 out.insert(k.clone(), normalise(&map[k], drop_seq, child_in_decisions));
             }
             Value::Object(out)

@@ -62,7 +62,7 @@ pub async fn spi_19_archive_keeps_exact_envelopes<S: ArchiveStore>(store: &S, cx
     );
     ensure!(
         ok(
-            store.read_archived(&*cx.id("spi_19-none")).await,
+            store.read_archived(&cx.id("spi_19-none")).await,
             "read nothing"
         )?
         .is_empty(),

@@ -25,15 +25,15 @@ fn fork(child: &str, parent: &str, at: u64, chain: &[&str]) -> BranchRecord {
 /// Registered forks read back by id and list under their parent, ascending.
 pub async fn gap_19_register_get_children<R: BranchRegistry>(registry: &R, cx: &Ctx) -> Verdict {
     let b = fork(
-        &*cx.id("gap_19-b"),
-        &*cx.id("gap_19-root"),
+        &cx.id("gap_19-b"),
+        &cx.id("gap_19-root"),
         4,
         &[&*cx.id("gap_19-root")],
     );
-    let a = fork(&*cx.id("gap_19-a"), &*cx.id("gap_19-root"), 2, &[]);
+    let a = fork(&cx.id("gap_19-a"), &cx.id("gap_19-root"), 2, &[]);
     let grandchild = fork(
-        &*cx.id("gap_19-c"),
-        &*cx.id("gap_19-a"),
+        &cx.id("gap_19-c"),
+        &cx.id("gap_19-a"),
         1,
         &[&*cx.id("gap_19-root"), &*cx.id("gap_19-a")],
     );
@@ -41,24 +41,24 @@ pub async fn gap_19_register_get_children<R: BranchRegistry>(registry: &R, cx: &
         ok(registry.register(r.clone()).await, "register")?;
     }
     ensure!(
-        ok(registry.get(&*cx.id("gap_19-b")).await, "get")? == Some(b.clone()),
+        ok(registry.get(&cx.id("gap_19-b")).await, "get")? == Some(b.clone()),
         "get returned a different record"
     );
     ensure!(
-        ok(registry.get(&*cx.id("gap_19-root")).await, "get root")?.is_none(),
+        ok(registry.get(&cx.id("gap_19-root")).await, "get root")?.is_none(),
         "a root has a branch record"
     );
-    let kids = ok(registry.children(&*cx.id("gap_19-root")).await, "children")?;
+    let kids = ok(registry.children(&cx.id("gap_19-root")).await, "children")?;
     ensure!(
         kids == vec![a.clone(), b],
         "children of the root are {kids:?}"
     );
     ensure!(
-        ok(registry.children(&*cx.id("gap_19-a")).await, "children")? == vec![grandchild],
+        ok(registry.children(&cx.id("gap_19-a")).await, "children")? == vec![grandchild],
         "grandchild not listed"
     );
     ensure!(
-        ok(registry.children(&*cx.id("gap_19-b")).await, "children")?.is_empty(),
+        ok(registry.children(&cx.id("gap_19-b")).await, "children")?.is_empty(),
         "a leaf has children"
     );
     Ok(Outcome::Pass)
@@ -69,21 +69,21 @@ pub async fn gap_19_duplicate_registration_refused<R: BranchRegistry>(
     registry: &R,
     cx: &Ctx,
 ) -> Verdict {
-    let first = fork(&*cx.id("gap_19-dup"), &*cx.id("gap_19-p1"), 1, &[]);
+    let first = fork(&cx.id("gap_19-dup"), &cx.id("gap_19-p1"), 1, &[]);
     ok(registry.register(first.clone()).await, "register")?;
     err_kind(
         registry
-            .register(fork(&*cx.id("gap_19-dup"), &*cx.id("gap_19-p2"), 2, &[]))
+            .register(fork(&cx.id("gap_19-dup"), &cx.id("gap_19-p2"), 2, &[]))
             .await,
         "already-exists",
         "duplicate",
     )?;
     ensure!(
-        ok(registry.get(&*cx.id("gap_19-dup")).await, "get")? == Some(first),
+        ok(registry.get(&cx.id("gap_19-dup")).await, "get")? == Some(first),
         "the duplicate replaced the first record"
     );
     ensure!(
-        ok(registry.children(&*cx.id("gap_19-p2")).await, "children")?.is_empty(),
+        ok(registry.children(&cx.id("gap_19-p2")).await, "children")?.is_empty(),
         "the refused record was indexed"
     );
     Ok(Outcome::Pass)
@@ -94,7 +94,7 @@ pub async fn gap_19_duplicate_registration_refused<R: BranchRegistry>(
 pub async fn gap_19_invalid_records_refused<R: BranchRegistry>(registry: &R, cx: &Ctx) -> Verdict {
     err_kind(
         registry
-            .register(fork(&*cx.id("gap_19-x"), &*cx.id("gap_19-x"), 0, &[]))
+            .register(fork(&cx.id("gap_19-x"), &cx.id("gap_19-x"), 0, &[]))
             .await,
         "invalid-argument",
         "own parent",
@@ -102,8 +102,8 @@ pub async fn gap_19_invalid_records_refused<R: BranchRegistry>(registry: &R, cx:
     err_kind(
         registry
             .register(fork(
-                &*cx.id("gap_19-x"),
-                &*cx.id("gap_19-p"),
+                &cx.id("gap_19-x"),
+                &cx.id("gap_19-p"),
                 0,
                 &[&*cx.id("gap_19-x"), &*cx.id("gap_19-p")],
             ))
@@ -114,8 +114,8 @@ pub async fn gap_19_invalid_records_refused<R: BranchRegistry>(registry: &R, cx:
     err_kind(
         registry
             .register(fork(
-                &*cx.id("gap_19-x"),
-                &*cx.id("gap_19-p"),
+                &cx.id("gap_19-x"),
+                &cx.id("gap_19-p"),
                 0,
                 &[&*cx.id("gap_19-q")],
             ))
@@ -125,13 +125,13 @@ pub async fn gap_19_invalid_records_refused<R: BranchRegistry>(registry: &R, cx:
     )?;
     err_kind(
         registry
-            .register(fork("", &*cx.id("gap_19-p"), 0, &[]))
+            .register(fork("", &cx.id("gap_19-p"), 0, &[]))
             .await,
         "invalid-argument",
         "empty id",
     )?;
     ensure!(
-        ok(registry.get(&*cx.id("gap_19-x")).await, "get")?.is_none(),
+        ok(registry.get(&cx.id("gap_19-x")).await, "get")?.is_none(),
         "a refused record was stored"
     );
     Ok(Outcome::Pass)

@@ -309,7 +309,7 @@ pub async fn spi_03_read_range_is_inclusive<S: EventStore>(store: &S, cx: &Ctx) 
         "readRange(5, 2)",
     )?;
     let none = ok(
-        store.read_range(&*cx.id("spi_03-unknown"), 0, 10).await,
+        store.read_range(&cx.id("spi_03-unknown"), 0, 10).await,
         "readRange of an unknown id",
     )?;
     ensure!(
@@ -775,7 +775,7 @@ pub async fn spi_09_delete_through_unknown_execution_is_not_found<S: EventStore>
 ) -> Verdict {
     require_claims!(store.capabilities(), M::DeleteThrough);
     err_kind(
-        store.delete_through(&*cx.id("spi_09-unknown"), 3).await,
+        store.delete_through(&cx.id("spi_09-unknown"), 3).await,
         "not-found",
         "deleteThrough of an unknown id",
     )?;
@@ -923,15 +923,13 @@ pub async fn spi_14_copy_prefix_refusals<S: EventStore>(store: &S, cx: &Ctx) -> 
     )?;
     expect_log(store, dst, &taken, "the target after the refusal").await?;
     err_kind(
-        store
-            .copy_prefix(src, &*cx.id("spi_14-refuse-new"), 3)
-            .await,
+        store.copy_prefix(src, &cx.id("spi_14-refuse-new"), 3).await,
         "invalid-argument",
         "through past the head",
     )?;
     err_kind(
         store
-            .copy_prefix(&*cx.id("spi_14-nobody"), &*cx.id("spi_14-refuse-new"), 0)
+            .copy_prefix(&cx.id("spi_14-nobody"), &cx.id("spi_14-refuse-new"), 0)
             .await,
         "not-found",
         "unknown source",
