@@ -54,3 +54,15 @@ fn main() -> ExitCode {
     };
     ExitCode::from(code)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        // clap checks flag clashes only when a subcommand is parsed; check them all now.
+        Cli::command().debug_assert();
+    }
+}

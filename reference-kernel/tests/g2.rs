@@ -32,13 +32,38 @@ fn log_bytes(config: RuntimeConfig, extra: Option<(&str, Value)>) -> String {
 }
 
 #[test]
-fn compat_08_capabilities_off_leave_the_log_byte_identical() {
+fn compat_08_conf_06_capabilities_off_leave_the_log_byte_identical() {
     let baseline = log_bytes(RuntimeConfig::default(), None);
     let variants: Vec<(&str, RuntimeConfig, Option<(&str, Value)>)> = vec![
-        ("features explicitly off", RuntimeConfig { features: KernelFeatures::default(), ..RuntimeConfig::default() }, None),
-        ("empty budget", RuntimeConfig { budget: Default::default(), ..RuntimeConfig::default() }, None),
-        ("divergence detector off", RuntimeConfig { divergence: DivergenceMode::Off, ..RuntimeConfig::default() }, None),
-        ("empty resumeSchemas", RuntimeConfig::default(), Some(("resumeSchemas", json!({})))),
+        (
+            "features explicitly off",
+            RuntimeConfig {
+                features: KernelFeatures::default(),
+                ..RuntimeConfig::default()
+            },
+            None,
+        ),
+        (
+            "empty budget",
+            RuntimeConfig {
+                budget: Default::default(),
+                ..RuntimeConfig::default()
+            },
+            None,
+        ),
+        (
+            "divergence detector off",
+            RuntimeConfig {
+                divergence: DivergenceMode::Off,
+                ..RuntimeConfig::default()
+            },
+            None,
+        ),
+        (
+            "empty resumeSchemas",
+            RuntimeConfig::default(),
+            Some(("resumeSchemas", json!({}))),
+        ),
     ];
     for (name, config, extra) in variants {
         assert_eq!(log_bytes(config, extra), baseline, "{name} changed the log");
@@ -47,5 +72,8 @@ fn compat_08_capabilities_off_leave_the_log_byte_identical() {
 
 #[test]
 fn ingress_23_empty_resume_schemas_change_nothing_end_to_end() {
-    assert_eq!(log_bytes(RuntimeConfig::default(), Some(("resumeSchemas", json!({})))), log_bytes(RuntimeConfig::default(), None));
+    assert_eq!(
+        log_bytes(RuntimeConfig::default(), Some(("resumeSchemas", json!({})))),
+        log_bytes(RuntimeConfig::default(), None)
+    );
 }

@@ -160,3 +160,23 @@ fn maturity_labels_parse() {
     assert_eq!(caps[0].maturity, Maturity::ReferenceDefined);
     assert!(parse_capabilities(&cap("beta", "\"GAP-28\"", "\"x\"", "")).is_err());
 }
+
+#[test]
+fn conf_09_typed_failure_channels_resolve_to_runtime_and_fold_suites() {
+    let caps = loom_spec::load_capabilities().expect("capabilities parse");
+    let typed = caps
+        .iter()
+        .find(|c| c.id == "typed-failure-channels")
+        .expect("the L2 capability is registered");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for suite in [
+        "reference-kernel/tests/runtime_typed.rs",
+        "reference-kernel/tests/fold.rs",
+    ] {
+        assert!(
+            typed.evidence.iter().any(|e| e == suite),
+            "typed-failure-channels does not cite {suite}"
+        );
+        assert!(root.join(suite).exists(), "{suite} is missing");
+    }
+}

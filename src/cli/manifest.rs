@@ -32,8 +32,8 @@ pub fn manifest(args: ManifestArgs) -> u8 {
 #[command(
     after_help = "Two versions are compatible iff they share a major version (COMPAT-04). \
 Exit status: 0 all compatible, 1 some incompatible, 2 usage error (unknown name, malformed version, nothing declared).\n\n\
-Examples:\n  loom compat --abi 1.3.0 --event-schema 1.20.0\n  loom compat --version EVENT_STORE_SPI_VERSION=2.1.0 --wire 1.0.0\n\n\
-Names accepted by --version are listed in docs/compatibility.md."
+Examples:\n  loom compat --abi 1.3.0 --event-schema 1.20.0\n  loom compat --set EVENT_STORE_SPI_VERSION=2.1.0 --wire 1.0.0\n\n\
+Names accepted by --set are listed in docs/compatibility.md."
 )]
 pub struct CompatArgs {
     /// KERNEL_ABI_VERSION the deployment expects.
@@ -52,7 +52,7 @@ pub struct CompatArgs {
     #[arg(long = "snapshot-store", value_name = "V")]
     pub snapshot_store: Option<String>,
     /// Any constant by name: NAME=VERSION (repeatable).
-    #[arg(long = "version", value_name = "NAME=V")]
+    #[arg(long = "set", value_name = "NAME=V")]
     pub versions: Vec<String>,
     /// Print the verdicts as JSON.
     #[arg(long)]
@@ -79,7 +79,7 @@ pub fn compat(args: CompatArgs) -> u8 {
                 declared.insert(name.trim().to_string(), v.trim().to_string());
             }
             None => {
-                eprintln!("error: --version expects NAME=VERSION, got `{pair}`");
+                eprintln!("error: --set expects NAME=VERSION, got `{pair}`");
                 return EXIT_USAGE;
             }
         }

@@ -650,3 +650,15 @@ pub fn legacy_answer_warnings(log: &[EventEnvelope]) -> Vec<LegacyAnswerWarning>
     }
     out
 }
+
+/// Kinds the park fence ignores (FOLD-46, GAP-20): appending them after a park does not
+/// count as a change to the parked execution.
+pub const PARK_FENCE_IGNORABLE: [&str; 2] = ["INBOX_QUARANTINED", "INBOX_RELEASED"];
+
+/// Whether the events appended since a park leave the park fence where it was: true
+/// iff every one of them is an ignorable quarantine fact. A runtime that observed the
+/// store's anchor at park time re-observes it and uses `appendIfUnchanged` when this
+/// holds; otherwise the execution changed under it.
+pub fn park_fence_holds(appended_since_park: &[EventEnvelope]) -> bool {
+    appended_since_park.iter().all(|e| PARK_FENCE_IGNORABLE.contains(&e.event_type.as_str()))
+}
