@@ -1,0 +1,794 @@
+//! The fold properties: snapshot equivalence (SNAP-01, FOLD-06, FOLD-07, FOLD-38),
+//! totality (FOLD-01, FOLD-04, FOLD-05) and the versioned fold (SNAP-03, SNAP-06,
+//! SNAP-07, FOLD-47).
+
+use crate::kernel::{KernelUnderTest, Reference};
+use crate::limits::{LOG_EVENTS_MAX, RAW_LOG_BYTES_MAX};
+use crate::log::{envelope, to_json_lines, EventSpec, Grammar, LogSpec};
+use crate::violation::{check_eq, PropertyViolation};
+use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
+use loom_kernel::envelope::{check_sequences, decode_one};
+use loom_kernel::fold::{
+    fold_with_diagnostics, is_known_event_type, keys, ExecutionState, FoldVersion,
+};
+use loom_kernel::snapshot::{normalize_snapshot_state, SnapshotRecord};
+use loom_kernel::{canonical_string, decode_log, EventEnvelope};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+fn version(minor: u32) -> FoldVersion {
+    FoldVersion::from_minor(minor).unwrap_or(FoldVersion::CURRENT)
+}
+
+// ---------------------------------------------------------------------------------
+// fold_snapshot_equivalence
+
+/// A log and the schema version of the fold that writes the snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoldSnapshotInput {
+    /// The snapshot writer: the current fold most of the time, else 1.20–1.25.
+    pub writer: FoldVersion,
+    /// The log.
+    pub log: LogSpec,
+}
+
+impl<'a> Arbitrary<'a> for FoldSnapshotInput {
+    fn arbitrary(u: &mut Unstructured<'a>) -> ArbResult<Self> {
+        let minor = *u.choose(&[26u32, 26, 26, 26, 25, 24, 23, 22, 21, 20])?;
+        let grammar = if minor == 26 {
+            Grammar::FULL
+        } else {
+            Grammar::LEGACY
+        };
+        Ok(FoldSnapshotInput {
+            writer: version(minor),
+            log: LogSpec::generate(u, grammar, LOG_EVENTS_MAX)?,
+        })
+    }
+}
+
+/// SNAP-01 (and SNAP-03 for older writers): for every k, restoring the snapshot written
+/// at k (through its stored JSON form and `normalize_snapshot_state`) and folding the
+/// tail gives the full fold's canonical bytes, except exactly the documented exception
+/// shapes. Along the way, for every event: the state folded onto is unchanged
+/// (FOLD-06), status moves only on execution-level kinds (FOLD-07), a decision keeps
+/// the `seq` of its first record (FOLD-38), and the event-by-event fold equals the
+/// whole fold (FOLD-01).
+pub fn fold_snapshot_equivalence(input: &FoldSnapshotInput) -> Result<(), PropertyViolation> {
+    fold_snapshot_equivalence_with(&Reference, input)
+}
+
+/// [`fold_snapshot_equivalence`] against any kernel.
+pub fn fold_snapshot_equivalence_with(
+    k: &dyn KernelUnderTest,
+    input: &FoldSnapshotInput,
+) -> Result<(), PropertyViolation> {
+    let events = input.log.envelopes();
+    let full = k.fold_from(&ExecutionState::new(), &events);
+    let full_canon = full.canonical();
+    per_event_invariants(k, &events, &full_canon)?;
+
+    let writer = input.writer;
+    if writer != FoldVersion::CURRENT && legacy_exception(writer, &events).is_some() {
+        return Ok(());
+    }
+    let strip = !writer.has(24);
+    let expected = canon_stripped(&full, strip);
+    let rule = if writer == FoldVersion::CURRENT {
+        "SNAP-01"
+    } else {
+        "SNAP-03"
+    };
+    let mut prefix = ExecutionState::new();
+    for (i, e) in events.iter().enumerate() {
+        prefix = k.fold_as(writer, &prefix, std::slice::from_ref(e));
+        let record = SnapshotRecord::capture_as(writer, &prefix, e.sequence);
+        // Through the stored form, as a snapshot store returns it.
+        let stored = serde_json::to_string(&record).unwrap_or_default();
+        let record: SnapshotRecord = serde_json::from_str(&stored).map_err(|err| {
+            PropertyViolation::new(
+                "SNAP-01",
+                Some(i),
+                format!("snapshot record written by {writer} does not read back"),
+                "a record",
+                err.to_string(),
+            )
+        })?;
+        let normalized = normalize_snapshot_state(&record).map_err(|err| {
+            PropertyViolation::new(
+                rule,
+                Some(i),
+                format!("normalize_snapshot_state refused a {writer} snapshot"),
+                "a state",
+                err.to_string(),
+            )
+        })?;
+        let restored = k.fold_from(&normalized, &events[i + 1..]);
+        check_eq(
+            rule,
+            Some(i),
+            || {
+                format!(
+                    "restore(snapshot written by {writer} at k={i}) + tail vs fold(all); log: {}",
+                    show_log(&events)
+                )
+            },
+            &expected,
+            &canon_stripped(&restored, strip),
+        )?;
+    }
+    Ok(())
+}
+
+/// The per-event checks shared by the fold targets.
+fn per_event_invariants(
+    k: &dyn KernelUnderTest,
+    events: &[EventEnvelope],
+    full_canon: &str,
+) -> Result<(), PropertyViolation> {
+    let mut s = ExecutionState::new();
+    for (i, e) in events.iter().enumerate() {
+        let kept = s.canonical();
+        let next = k.fold_from(&s, std::slice::from_ref(e));
+        check_eq(
+            "FOLD-06",
+            Some(i),
+            || {
+                format!(
+                    "the state folded onto changed in place while folding {}",
+                    e.event_type
+                )
+            },
+            &kept,
+            &s.canonical(),
+        )?;
+        if next.status != s.status && !STATUS_KINDS.contains(&e.event_type.as_str()) {
+            return Err(PropertyViolation::new(
+                "FOLD-07",
+                Some(i),
+                format!("status moved on a {} event", e.event_type),
+                s.status.as_str(),
+                next.status.as_str(),
+            ));
+        }
+        check_decision_seq(&s, &next, e, i)?;
+        s = next;
+    }
+    check_eq(
+        "FOLD-01",
+        None,
+        || {
+            format!(
+                "event-by-event fold vs whole fold; log: {}",
+                show_log(events)
+            )
+        },
+        full_canon,
+        &s.canonical(),
+    )
+}
+
+/// The kinds that may move `status` (FOLD-07).
+const STATUS_KINDS: [&str; 7] = [
+    "EXECUTION_STARTED",
+    "EXECUTION_SUSPENDED",
+    "EXECUTION_RESUMED",
+    "EXECUTION_COMPLETED",
+    "EXECUTION_FAILED",
+    "EXECUTION_CANCELLED",
+    "EXECUTION_CONTINUED",
+];
+
+/// FOLD-38: an entry keeps its `seq`; a new entry's `seq` is its envelope's sequence.
+fn check_decision_seq(
+    before: &ExecutionState,
+    after: &ExecutionState,
+    e: &EventEnvelope,
+    i: usize,
+) -> Result<(), PropertyViolation> {
+    let Some(now) = after.variables.decisions.as_ref() else {
+        return Ok(());
+    };
+    let was = before.variables.decisions.as_ref();
+    for (id, entry) in now.iter() {
+        let seq_now = entry.get("seq");
+        match was.and_then(|d| d.get(id)) {
+            Some(prev) => {
+                if prev.get("seq") != seq_now {
+                    return Err(PropertyViolation::new(
+                        "FOLD-38",
+                        Some(i),
+                        format!("decision `{id}`'s seq changed when folding {} (a repeated id keeps its first seq)", e.event_type),
+                        show(prev.get("seq")),
+                        show(seq_now),
+                    ));
+                }
+            }
+            None => {
+                if seq_now.is_some_and(|s| s.as_u64() != Some(e.sequence)) {
+                    return Err(PropertyViolation::new(
+                        "FOLD-38",
+                        Some(i),
+                        format!("new decision `{id}`'s seq is not its envelope's sequence"),
+                        e.sequence.to_string(),
+                        show(seq_now),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn show(v: Option<&Value>) -> String {
+    v.map_or_else(|| "(absent)".to_owned(), canonical_string)
+}
+
+/// The log in a compact, readable form for messages.
+pub fn show_log(events: &[EventEnvelope]) -> String {
+    let parts: Vec<String> = events
+        .iter()
+        .map(|e| {
+            let meta = e
+                .metadata
+                .as_ref()
+                .map(|m| format!(" meta={}", canonical_string(&Value::Object(m.clone()))))
+                .unwrap_or_default();
+            format!("{} {}{meta}", e.event_type, canonical_string(&e.payload))
+        })
+        .collect();
+    format!("[{}]", parts.join("; "))
+}
+
+/// Canonical bytes, with every decision `seq` removed when `strip` (SNAP-06).
+fn canon_stripped(state: &ExecutionState, strip: bool) -> String {
+    let mut v = state.to_value();
+    if strip {
+        if let Some(Value::Object(d)) = v
+            .get_mut("variables")
+            .and_then(|x| x.get_mut(keys::DECISIONS))
+        {
+            for entry in d.values_mut() {
+                if let Value::Object(e) = entry {
+                    e.remove("seq");
+                }
+            }
+        }
+    }
+    canonical_string(&v)
+}
+
+/// Which documented exception (docs/decisions/0003-snapshot-normalization.md) a log
+/// falls under for snapshots written by `writer`, if any.
+pub fn legacy_exception(writer: FoldVersion, events: &[EventEnvelope]) -> Option<&'static str> {
+    if events.iter().any(|e| {
+        e.event_type == "EXECUTION_FAILED"
+            && e.payload
+                .as_object()
+                .is_none_or(|m| !m.contains_key("error"))
+    }) && !writer.has(21)
+    {
+        return Some("SNAP-04 (a): EXECUTION_FAILED without error");
+    }
+    if !writer.has(21) && reopened_after_genuine_failure(events) {
+        return Some("SNAP-04 (b): step failure after a genuine failure");
+    }
+    if !writer.has(26) && retry_after_settle(events) {
+        return Some("0003 (2): retry on a settled frame keeps a stray input (SNAP-11)");
+    }
+    if !writer.has(21)
+        && events
+            .iter()
+            .skip(1)
+            .any(|e| e.event_type == "EXECUTION_STARTED")
+    {
+        return Some("0003 (1): a second EXECUTION_STARTED re-opens like SNAP-04 (b)");
+    }
+    if !writer.has(23)
+        && events
+            .iter()
+            .any(|e| e.payload.get("on") == Some(&json!("__loom_diverged__")))
+    {
+        return Some("0003 (3): pre-1.23 null resume of __loom_diverged__ was a passthrough");
+    }
+    if events.iter().any(|e| {
+        loom_kernel::fold::EVENT_KINDS_SINCE
+            .iter()
+            .any(|(k, since)| *k == e.event_type && !writer.has(*since))
+            || (!writer.has(23) && uses_wave2_fields(e))
+    }) {
+        return Some("a kind or stamp the writer's version does not know (mixed fleet)");
+    }
+    None
+}
+
+/// 1.23.0 envelope fields an older writer did not fold: the kernel stamp, fork
+/// metadata (FOLD-31) and the optional `EXECUTION_STARTED` fields (FOLD-26).
+fn uses_wave2_fields(e: &EventEnvelope) -> bool {
+    e.is_kernel_stamped()
+        || e.meta("forkChain").is_some()
+        || e.meta("forkedBy").is_some()
+        || (e.event_type == "EXECUTION_STARTED"
+            && ["principal", "parent", "chain", "codeHash", "carry"]
+                .iter()
+                .any(|k| e.payload.get(k).is_some()))
+}
+
+fn reopened_after_genuine_failure(events: &[EventEnvelope]) -> bool {
+    let mut failed = false;
+    for e in events {
+        match e.event_type.as_str() {
+            "EXECUTION_FAILED" => failed = true,
+            "STEP_FAILED" if failed => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn retry_after_settle(events: &[EventEnvelope]) -> bool {
+    let mut settled = BTreeSet::new();
+    for e in events {
+        let step = e
+            .payload
+            .get("stepId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        match e.event_type.as_str() {
+            "STEP_COMPLETED" | "STEP_FAILED" | "STEP_CANCELLED" => {
+                settled.insert(step);
+            }
+            "STEP_STARTED" => {
+                settled.remove(&step);
+            }
+            "STEP_RETRYING" | "EFFECT_INDOUBT" if settled.contains(&step) => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+// ---------------------------------------------------------------------------------
+// fold_total
+
+/// Tokens spliced into serialized logs: kind names, structural bytes and the numbers
+/// and keys the decoder treats specially.
+pub const SPLICE_TOKENS: [&str; 14] = [
+    "\"eventType\":\"STEP_FAILED\"",
+    "\"__proto__\":",
+    "{",
+    "}",
+    "[",
+    "]",
+    "null",
+    "-0",
+    "1e999",
+    "0.5",
+    "\"metadata\":null,",
+    "\"sequence\":-1,",
+    "\\ud800",
+    "\n",
+];
+
+/// Names that are not event kinds at any schema version.
+pub const UNKNOWN_KINDS: [&str; 8] = [
+    "NOT_A_KERNEL_KIND",
+    "app.progress",
+    "step_completed",
+    "EXECUTION_STARTED ",
+    "",
+    "__proto__",
+    "X_STEP_FAILED",
+    "EXECUTION_SNAPSHOT",
+];
+
+/// How `fold_total` feeds the decoder and the fold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FoldTotalInput {
+    /// Raw text (any bytes, lossily UTF-8) given to `decode_log` and `decode_one`.
+    Raw(Vec<u8>),
+    /// A generated log, serialized as JSON lines, then one byte-level mutation.
+    Mutated {
+        /// The log.
+        log: LogSpec,
+        /// Where to mutate (taken modulo the text length).
+        position: usize,
+        /// 0 flip a byte, 1 splice a token, 2 truncate, 3 duplicate the text.
+        op: u8,
+        /// The byte for a flip, the token index for a splice.
+        value: u8,
+    },
+    /// A generated log with an envelope of an unknown kind inserted (FOLD-04).
+    Unknown {
+        /// The log.
+        log: LogSpec,
+        /// Where the unknown envelope goes (modulo length + 1).
+        position: usize,
+        /// Its kind (never a known one).
+        kind: String,
+        /// Its payload.
+        payload: Value,
+        /// Whether it claims `metadata.kernel: true` (still inert).
+        kernel: bool,
+        /// A second fold version to check besides the current one.
+        minor: u32,
+    },
+}
+
+impl<'a> Arbitrary<'a> for FoldTotalInput {
+    fn arbitrary(u: &mut Unstructured<'a>) -> ArbResult<Self> {
+        Ok(match u.int_in_range(0u8..=2)? {
+            0 => {
+                let bytes = u.bytes(u.len().min(RAW_LOG_BYTES_MAX))?;
+                FoldTotalInput::Raw(bytes.to_vec())
+            }
+            1 => FoldTotalInput::Mutated {
+                position: u.arbitrary()?,
+                op: u.int_in_range(0..=3)?,
+                value: u.arbitrary()?,
+                log: LogSpec::arbitrary(u)?,
+            },
+            _ => {
+                let kind = if u.ratio(3u8, 4u8)? {
+                    (*u.choose(&UNKNOWN_KINDS)?).to_owned()
+                } else {
+                    let s: String = u.arbitrary()?;
+                    if is_known_event_type(&s) {
+                        format!("{s}?")
+                    } else {
+                        s
+                    }
+                };
+                FoldTotalInput::Unknown {
+                    position: u.arbitrary()?,
+                    kind,
+                    payload: crate::json::payload(u)?,
+                    kernel: u.arbitrary()?,
+                    minor: u.int_in_range(15..=26)?,
+                    log: LogSpec::arbitrary(u)?,
+                }
+            }
+        })
+    }
+}
+
+/// FOLD-01/04/05: the decoder and the fold never panic and always return on any bytes
+/// (the fold's diagnostics stay linear in the number of envelopes); the encoder and the
+/// decoder round-trip a generated log to the same fold; and an unknown kind inserted
+/// anywhere leaves the folded bytes unchanged, at the current and at an older version.
+pub fn fold_total(input: &FoldTotalInput) -> Result<(), PropertyViolation> {
+    match input {
+        FoldTotalInput::Raw(bytes) => {
+            let text = String::from_utf8_lossy(bytes);
+            let _ = decode_one(&text, 0);
+            if let Ok(events) = decode_log(&text) {
+                fold_everything(&events)?;
+            }
+            Ok(())
+        }
+        FoldTotalInput::Mutated {
+            log,
+            position,
+            op,
+            value,
+        } => {
+            let events = log.envelopes();
+            let text = to_json_lines(&events);
+            match decode_log(&text) {
+                Ok(back) => check_eq(
+                    "FOLD-01",
+                    None,
+                    || format!("fold(decode(encode(log))) vs fold(log); text: {text}"),
+                    &loom_kernel::fold(&events).canonical(),
+                    &loom_kernel::fold(&back).canonical(),
+                )?,
+                Err(e) => {
+                    return Err(PropertyViolation::new(
+                        "FOLD-01",
+                        e.index,
+                        format!("a log the kernel's encoder wrote does not decode: {text}"),
+                        "decodes",
+                        e.to_string(),
+                    ))
+                }
+            }
+            let mutated = mutate(text.into_bytes(), *position, *op, *value);
+            let mutated = String::from_utf8_lossy(&mutated);
+            if let Ok(events) = decode_log(&mutated) {
+                fold_everything(&events)?;
+            }
+            Ok(())
+        }
+        FoldTotalInput::Unknown {
+            log,
+            position,
+            kind,
+            payload,
+            kernel,
+            minor,
+        } => {
+            let events = log.envelopes();
+            let at = position % (events.len() + 1);
+            let mut spec = EventSpec::new(kind, payload.clone());
+            if *kernel {
+                spec = spec.kernel();
+            }
+            let seq = if at == 0 { 0 } else { events[at - 1].sequence };
+            let mut with = events.clone();
+            with.insert(at, envelope(seq, spec));
+            for v in [FoldVersion::CURRENT, version(*minor)] {
+                let a = loom_kernel::fold_as(v, &ExecutionState::new(), &events).canonical();
+                let b = loom_kernel::fold_as(v, &ExecutionState::new(), &with).canonical();
+                check_eq(
+                    "FOLD-04",
+                    Some(at),
+                    || {
+                        format!(
+                            "unknown kind {kind:?} inserted at {at}, fold {v}; log: {}",
+                            show_log(&events)
+                        )
+                    },
+                    &a,
+                    &b,
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Folds decoded envelopes under every version; checks the work stays linear.
+fn fold_everything(events: &[EventEnvelope]) -> Result<(), PropertyViolation> {
+    let _ = check_sequences(events);
+    for v in FoldVersion::all() {
+        let (state, diags) = fold_with_diagnostics(v, &ExecutionState::new(), events);
+        let _ = state.canonical();
+        let bound = 4 * events.len() + 4;
+        if diags.len() > bound || diags.iter().any(|d| d.index >= events.len()) {
+            return Err(PropertyViolation::new(
+                "FOLD-01",
+                None,
+                format!(
+                    "fold {v} of {} envelopes did superlinear or out-of-range work",
+                    events.len()
+                ),
+                format!("at most {bound} diagnostics, indexes < {}", events.len()),
+                format!("{} diagnostics", diags.len()),
+            ));
+        }
+        if has_proto_key(&state.to_value()) {
+            return Err(PropertyViolation::new(
+                "FOLD-05",
+                None,
+                format!("fold {v} kept a __proto__ key; log: {}", show_log(events)),
+                "no __proto__ key in the state",
+                state.canonical(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `__proto__` appears as an object key at any depth.
+fn has_proto_key(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, x)| k == loom_kernel::fold::PROTO_KEY || has_proto_key(x)),
+        Value::Array(items) => items.iter().any(has_proto_key),
+        _ => false,
+    }
+}
+
+fn mutate(mut bytes: Vec<u8>, position: usize, op: u8, value: u8) -> Vec<u8> {
+    if bytes.is_empty() {
+        return bytes;
+    }
+    let at = position % bytes.len();
+    match op {
+        0 => bytes[at] ^= value.max(1),
+        1 => {
+            let token = SPLICE_TOKENS[usize::from(value) % SPLICE_TOKENS.len()];
+            bytes.splice(at..at, token.bytes());
+        }
+        2 => bytes.truncate(at),
+        _ => {
+            let copy = bytes.clone();
+            bytes.extend(copy);
+        }
+    }
+    bytes
+}
+
+// ---------------------------------------------------------------------------------
+// versioned_fold
+
+/// A log, an older snapshot writer and where it snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VersionedFoldInput {
+    /// The writer, 1.15–1.25.
+    pub writer: FoldVersion,
+    /// The log (legacy grammar).
+    pub log: LogSpec,
+    /// Where the snapshot is taken (modulo the length).
+    pub k: usize,
+}
+
+impl<'a> Arbitrary<'a> for VersionedFoldInput {
+    fn arbitrary(u: &mut Unstructured<'a>) -> ArbResult<Self> {
+        let minor = u.int_in_range(15u32..=25)?;
+        let grammar = if u.ratio(1u8, 4u8)? {
+            Grammar::FULL
+        } else {
+            Grammar::LEGACY
+        };
+        Ok(VersionedFoldInput {
+            writer: version(minor),
+            k: u.arbitrary()?,
+            log: LogSpec::generate(u, grammar, LOG_EVENTS_MAX)?,
+        })
+    }
+}
+
+/// Folding as 1.26 a snapshot written by an older minor, then the tail, gives what the
+/// spec states: normalization is idempotent and a no-op on a current snapshot
+/// (SNAP-03, SNAP-10); it never invents a `seq`, and an entry that lacks one never
+/// regains it along the snapshot path (SNAP-06, SNAP-07); outside the documented
+/// exceptions the restore equals the full 1.26 fold, modulo `seq` for pre-1.24 writers
+/// (SNAP-03, SNAP-06); and a log without quarantine kinds folds to the same bytes under
+/// 1.24 and 1.25 (FOLD-47).
+pub fn versioned_fold(input: &VersionedFoldInput) -> Result<(), PropertyViolation> {
+    let events = input.log.envelopes();
+    let writer = input.writer;
+    let old = loom_kernel::fold_as(writer, &ExecutionState::new(), &events);
+    let record = SnapshotRecord::capture_as(writer, &old, events.last().map_or(0, |e| e.sequence));
+    let once = normalize_snapshot_state(&record).map_err(|e| {
+        PropertyViolation::new(
+            "SNAP-03",
+            None,
+            format!("{writer} snapshot refused"),
+            "a state",
+            e.to_string(),
+        )
+    })?;
+    let twice = normalize_snapshot_state(&SnapshotRecord::capture(&once, record.sequence))
+        .map_err(|e| {
+            PropertyViolation::new(
+                "SNAP-03",
+                None,
+                "normalized snapshot refused",
+                "a state",
+                e.to_string(),
+            )
+        })?;
+    check_eq(
+        "SNAP-03",
+        None,
+        || format!("normalize is idempotent ({writer})"),
+        &once.canonical(),
+        &twice.canonical(),
+    )?;
+    let current = loom_kernel::fold(&events);
+    let same = normalize_snapshot_state(&SnapshotRecord::capture(&current, record.sequence))
+        .map_err(|e| {
+            PropertyViolation::new(
+                "SNAP-10",
+                None,
+                "current snapshot refused",
+                "a state",
+                e.to_string(),
+            )
+        })?;
+    check_eq(
+        "SNAP-10",
+        None,
+        || "normalize is a no-op on a current snapshot".into(),
+        &current.canonical(),
+        &same.canonical(),
+    )?;
+    // SNAP-06: no seq invented.
+    let unstamped = unstamped_ids(&old);
+    for id in &unstamped {
+        if has_seq(&once, id) {
+            return Err(PropertyViolation::new(
+                "SNAP-06",
+                None,
+                format!("normalizing a {writer} snapshot gave decision `{id}` a seq"),
+                "(absent)",
+                show(
+                    once.variables
+                        .decisions
+                        .as_ref()
+                        .and_then(|d| d.get(id))
+                        .and_then(|e| e.get("seq")),
+                ),
+            ));
+        }
+    }
+
+    if !events.is_empty() && writer.has(20) {
+        let k = input.k % events.len();
+        let prefix = loom_kernel::fold_as(writer, &ExecutionState::new(), &events[..=k]);
+        let rec = SnapshotRecord::capture_as(writer, &prefix, events[k].sequence);
+        let normalized = normalize_snapshot_state(&rec).map_err(|e| {
+            PropertyViolation::new(
+                "SNAP-03",
+                Some(k),
+                "snapshot refused",
+                "a state",
+                e.to_string(),
+            )
+        })?;
+        let restored = loom_kernel::fold_from(&normalized, &events[k + 1..]);
+        // SNAP-07: an unstamped entry stays unstamped along the snapshot path.
+        for id in unstamped_ids(&prefix) {
+            if has_seq(&restored, &id) {
+                return Err(PropertyViolation::new(
+                    "SNAP-07",
+                    Some(k),
+                    format!("decision `{id}` lost its seq in a {writer} snapshot and regained one from the tail"),
+                    "(absent)",
+                    "a seq",
+                ));
+            }
+        }
+        if legacy_exception(writer, &events).is_none() {
+            let strip = !writer.has(24);
+            check_eq(
+                "SNAP-03",
+                Some(k),
+                || {
+                    format!(
+                        "1.26 restore of a {writer} snapshot at k={k} vs fold(all); log: {}",
+                        show_log(&events)
+                    )
+                },
+                &canon_stripped(&current, strip),
+                &canon_stripped(&restored, strip),
+            )?;
+        }
+    }
+
+    let quarantine = events.iter().any(|e| e.event_type.starts_with("INBOX_"));
+    if !quarantine {
+        let v24 = loom_kernel::fold_as(version(24), &ExecutionState::new(), &events);
+        let v25 = loom_kernel::fold_as(version(25), &ExecutionState::new(), &events);
+        check_eq(
+            "FOLD-47",
+            None,
+            || {
+                format!(
+                    "a log without quarantine kinds under 1.24 vs 1.25; log: {}",
+                    show_log(&events)
+                )
+            },
+            &v24.canonical(),
+            &v25.canonical(),
+        )?;
+    }
+    Ok(())
+}
+
+fn unstamped_ids(state: &ExecutionState) -> Vec<String> {
+    state
+        .variables
+        .decisions
+        .as_ref()
+        .map(|d| {
+            d.iter()
+                .filter(|(_, e)| e.get("seq").is_none())
+                .map(|(id, _)| id.to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn has_seq(state: &ExecutionState, id: &str) -> bool {
+    state
+        .variables
+        .decisions
+        .as_ref()
+        .and_then(|d| d.get(id))
+        .is_some_and(|e| e.get("seq").is_some())
+}

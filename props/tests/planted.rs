@@ -1,0 +1,68 @@
+//! The targets find planted bugs: each property runs against a kernel with one bug
+//! (`loom_props::kernel::planted`) on random inputs, and must report the rule within a
+//! bounded number of cases (the fuzz targets find the same bugs in well under 60 s).
+
+use loom_props::kernel::planted::{GateMismatchAppends, RepeatedDecisionOverwritesSeq};
+use loom_props::kernel::Reference;
+use loom_props::{
+    decode, fold_snapshot_equivalence_with, ingress_refusal_with, FoldSnapshotInput, IngressInput,
+    PropertyViolation,
+};
+
+/// A small deterministic byte source (xorshift), so the search is reproducible.
+fn inputs(n: usize, len: usize) -> impl Iterator<Item = Vec<u8>> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n).map(move |_| {
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    })
+}
+
+fn first_violation<'a, T: arbitrary::Arbitrary<'a>>(
+    corpus: &'a [Vec<u8>],
+    prop: impl Fn(&T) -> Result<(), PropertyViolation>,
+) -> Option<(usize, PropertyViolation)> {
+    corpus.iter().enumerate().find_map(|(i, b)| {
+        let input = decode::<T>(b)?;
+        prop(&input).err().map(|v| (i, v))
+    })
+}
+
+#[test]
+fn fold_38_planted_seq_overwrite_is_found() {
+    let corpus: Vec<Vec<u8>> = inputs(5_000, 512).collect();
+    let (i, v) = first_violation(&corpus, |x: &FoldSnapshotInput| {
+        fold_snapshot_equivalence_with(&RepeatedDecisionOverwritesSeq, x)
+    })
+    .expect("the planted FOLD-38 bug is found");
+    assert_eq!(v.rule, "FOLD-38", "{v}");
+    eprintln!("planted FOLD-38 bug found after {} inputs: {v}", i + 1);
+    // The same inputs pass against the reference kernel.
+    for b in &corpus[..=i] {
+        if let Some(x) = decode::<FoldSnapshotInput>(b) {
+            fold_snapshot_equivalence_with(&Reference, &x).unwrap();
+        }
+    }
+}
+
+#[test]
+fn ingress_15_planted_refusal_that_appends_is_found() {
+    let corpus: Vec<Vec<u8>> = inputs(5_000, 256).collect();
+    let (i, v) = first_violation(&corpus, |x: &IngressInput| {
+        ingress_refusal_with(&GateMismatchAppends, x)
+    })
+    .expect("the planted INGRESS-15 bug is found");
+    assert_eq!(v.rule, "INGRESS-15", "{v}");
+    eprintln!("planted INGRESS-15 bug found after {} inputs: {v}", i + 1);
+    for b in &corpus[..=i] {
+        if let Some(x) = decode::<IngressInput>(b) {
+            ingress_refusal_with(&Reference, &x).unwrap();
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Every fuzz property for a bounded number of random inputs on stable (proptest
+//! feeds random bytes through the same `arbitrary` decoding the fuzz targets use).
+//! Case counts keep the whole file under a few seconds per property in debug.
+
+use loom_props::{run_target, Target};
+use proptest::prelude::*;
+
+fn check(target: Target, bytes: &[u8]) -> Result<(), TestCaseError> {
+    run_target(target, bytes).map_err(|v| TestCaseError::fail(v.to_string()))
+}
+
+fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(any::<u8>(), 0..max)
+}
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        // PROPTEST_CASES raises every count for a longer local sweep.
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(cases),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    #[test]
+    fn snap_01_fold_38_every_k_snapshot_plus_tail_equals_full_fold(b in bytes(2048)) {
+        check(Target::FoldSnapshotEquivalence, &b)?;
+    }
+
+    #[test]
+    fn fold_04_fold_total_on_any_bytes_and_unknown_kinds_are_inert(b in bytes(2048)) {
+        check(Target::FoldTotal, &b)?;
+    }
+
+    #[test]
+    fn snap_03_versioned_fold_of_older_snapshots(b in bytes(2048)) {
+        check(Target::VersionedFold, &b)?;
+    }
+
+    #[test]
+    fn ingress_15_hostile_resumes_refuse_with_nothing_appended(b in bytes(1024)) {
+        check(Target::IngressRefusal, &b)?;
+    }
+
+    #[test]
+    fn emit_04_canonical_json_matches_the_reference(b in bytes(1024)) {
+        check(Target::CanonicalJson, &b)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(48))]
+
+    #[test]
+    fn emit_06_crash_and_rerun_never_duplicates_a_stamped_emit(b in bytes(256)) {
+        check(Target::EmitIdentity, &b)?;
+    }
+
+    #[test]
+    fn spi_23_store_differential_memory_vs_sqlite(b in bytes(512)) {
+        check(Target::StoreDifferential, &b)?;
+    }
+}
