@@ -9,7 +9,8 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{path}: {e}"))
+    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn state_validator() -> jsonschema::Validator {
@@ -21,7 +22,10 @@ fn state_validator() -> jsonschema::Validator {
 fn abi_09_event_schema_page_names_every_kind() {
     let page = read("docs/event-schema.md");
     for kind in known_event_types() {
-        assert!(page.contains(&format!("`{kind}`")), "docs/event-schema.md does not describe {kind}");
+        assert!(
+            page.contains(&format!("`{kind}`")),
+            "docs/event-schema.md does not describe {kind}"
+        );
     }
 }
 
@@ -41,7 +45,10 @@ proptest! {
 fn envelope_schema_accepts_what_the_decoder_writes() {
     let schema: Value = serde_json::from_str(&read("docs/schemas/envelope.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    for e in log(vec![started(), step_started("a").stamp("00000000000000aa").kernel()]) {
+    for e in log(vec![
+        started(),
+        step_started("a").stamp("00000000000000aa").kernel(),
+    ]) {
         let v = e.to_value();
         assert!(validator.is_valid(&v), "{v}");
     }

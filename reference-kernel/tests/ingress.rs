@@ -259,7 +259,10 @@ fn ingress_07_resume_as_onto_terminal_records_null_resume() {
 fn ingress_08_admitted_resumes_never_leave_orphan_answers() {
     // Park, answer, park, answer (with nulls, timers and verdicts mixed in): each entry answers one park.
     let mut events = timed("A");
-    events = append(&events, resume(&events, &req("TIMER_FIRED", Value::Null)).unwrap());
+    events = append(
+        &events,
+        resume(&events, &req("TIMER_FIRED", Value::Null)).unwrap(),
+    );
     events = append(
         &events,
         vec![NewEvent {

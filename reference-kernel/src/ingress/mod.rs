@@ -660,5 +660,7 @@ pub const PARK_FENCE_IGNORABLE: [&str; 2] = ["INBOX_QUARANTINED", "INBOX_RELEASE
 /// store's anchor at park time re-observes it and uses `appendIfUnchanged` when this
 /// holds; otherwise the execution changed under it.
 pub fn park_fence_holds(appended_since_park: &[EventEnvelope]) -> bool {
-    appended_since_park.iter().all(|e| PARK_FENCE_IGNORABLE.contains(&e.event_type.as_str()))
+    appended_since_park
+        .iter()
+        .all(|e| PARK_FENCE_IGNORABLE.contains(&e.event_type.as_str()))
 }

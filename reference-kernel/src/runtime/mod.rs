@@ -294,7 +294,11 @@ pub fn flow_hash(script: &FlowScript, features: &KernelFeatures) -> String {
     // INGRESS-23).
     let mut source = script.source.clone();
     if let Some(obj) = source.as_object_mut() {
-        if obj.get("resumeSchemas").and_then(Value::as_object).is_some_and(|m| m.is_empty()) {
+        if obj
+            .get("resumeSchemas")
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.is_empty())
+        {
             obj.remove("resumeSchemas");
         }
     }
