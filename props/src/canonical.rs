@@ -29,6 +29,14 @@ impl<'a> Arbitrary<'a> for CanonicalInput {
             text: u.arbitrary()?,
         })
     }
+
+    /// As libFuzzer decodes it: the value, then every remaining byte as the text, so
+    /// a crash file can end in plain JSON.
+    fn arbitrary_take_rest(mut u: Unstructured<'a>) -> ArbResult<Self> {
+        let value = wide_value(&mut u, CANONICAL_DEPTH_MAX)?;
+        let text = String::from_utf8_lossy(u.take_rest()).into_owned();
+        Ok(CanonicalInput { value, text })
+    }
 }
 
 fn wide_value(u: &mut Unstructured<'_>, depth: usize) -> ArbResult<Value> {
@@ -143,7 +151,8 @@ fn check_value(v: &Value) -> Result<(), PropertyViolation> {
     )
 }
 
-fn same_as_doubles(a: &Value, b: &Value) -> bool {
+/// Structural equality with numbers compared as doubles.
+pub fn same_as_doubles(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {

@@ -1,0 +1,12 @@
+//! Fuzz target `store_differential`: the body is `loom_props::store_differential`; a violation panics with
+//! the rule id, the index and both values.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use loom_props::{store_differential, StoreInput};
+
+fuzz_target!(|input: StoreInput| {
+    if let Err(violation) = store_differential(&input) {
+        panic!("{violation}");
+    }
+});
