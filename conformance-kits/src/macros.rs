@@ -250,6 +250,71 @@ macro_rules! timer_store_conformance {
     };
 }
 
+/// One `#[test]` per ContentStore case (plugin tier, SPI-20).
+#[macro_export]
+macro_rules! content_store_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            content_store,
+            ContentStoreKit,
+            $factory,
+            [
+                spi_21_content_capabilities_are_consistent,
+                spi_20_content_claims_match_behaviour,
+                spi_20_put_is_content_addressed_and_idempotent,
+                spi_20_put_refuses_bad_arguments,
+                spi_20_put_stream_stores_the_whole_object,
+                spi_20_put_stream_chunk_error_stores_nothing,
+                spi_20_put_stream_over_the_limit_stores_nothing,
+                spi_20_owned_content_is_readable_only_by_its_owner,
+                spi_20_seals_content_marker_keeps_bytes_readable,
+            ]
+        );
+    };
+}
+
+/// One `#[test]` per DurableStateStore case (plugin tier, SPI-20).
+#[macro_export]
+macro_rules! durable_state_store_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            durable_state_store,
+            DurableStateStoreKit,
+            $factory,
+            [
+                spi_21_durable_state_capabilities_are_consistent,
+                spi_20_state_create_then_get_round_trips,
+                spi_20_state_stale_version_is_conflict_and_writes_nothing,
+                spi_20_state_create_of_existing_key_is_conflict,
+                spi_20_state_concurrent_writers_exactly_one_wins,
+                spi_20_state_delete_is_conditional,
+                spi_20_state_versions_never_repeat_after_delete,
+                spi_20_state_invalid_keys_refused,
+            ]
+        );
+    };
+}
+
+/// One `#[test]` per ReadModelStore case (plugin tier, SPI-20).
+#[macro_export]
+macro_rules! read_model_store_conformance {
+    ($factory:expr) => {
+        $crate::__kit_tests!(
+            read_model_store,
+            ReadModelStoreKit,
+            $factory,
+            [
+                spi_21_read_model_capabilities_are_consistent,
+                spi_20_read_model_upsert_replaces_and_get_reads,
+                spi_20_query_pages_each_doc_once_in_id_order,
+                spi_20_query_limit_out_of_range_is_invalid,
+                spi_20_query_forged_cursor_is_invalid,
+                spi_20_query_collections_are_separate,
+            ]
+        );
+    };
+}
+
 /// The older names of the kit macros (`loom_stores::testkit` days), kept so docs/spi.md
 /// and existing callers stay valid.
 #[macro_export]

@@ -628,3 +628,237 @@ fn spi_01_every_case_cites_known_rules() {
     let _ = Capabilities::<EventStoreMethod>::new("2.6.0", []);
     assert!(all.contains(&"SPI-07"));
 }
+
+// ---------------------------------------------------------------------------------
+// Broken plugin-tier stores (SPI-20): one wrapper per bug around the in-memory store.
+
+use loom_conformance::kits::content_store::ContentStoreKit;
+use loom_conformance::kits::durable_state_store::DurableStateStoreKit;
+use loom_conformance::kits::read_model_store::ReadModelStoreKit;
+use loom_kernel::spi::plugin::Chunk;
+use loom_kernel::spi::{
+    ContentAccess, ContentRef, ContentStore, ContentStoreCapabilities, DurableStateStore,
+    DurableStateStoreCapabilities, PutStreamOutcome, QueryOptions, ReadModelPage, ReadModelStore,
+    ReadModelStoreCapabilities, Versioned,
+};
+use loom_stores::plugin_memory::{
+    MemoryContentStore, MemoryDurableStateStore, MemoryReadModelStore,
+};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum ContentBug {
+    /// An aborted `putStream` keeps the chunks received before the abort as an object.
+    PartialPutStream,
+    /// Owned content is stored as public: any owner (or none) can read it.
+    OwnerLeak,
+}
+
+struct BrokenContent {
+    inner: MemoryContentStore,
+    bug: ContentBug,
+}
+
+impl ContentStore for BrokenContent {
+    fn capabilities(&self) -> ContentStoreCapabilities {
+        self.inner.capabilities()
+    }
+
+    async fn put(
+        &self,
+        bytes: Vec<u8>,
+        owner: Option<ContentAccess>,
+    ) -> Result<ContentRef, StoreError> {
+        let owner = if self.bug == ContentBug::OwnerLeak {
+            None
+        } else {
+            owner
+        };
+        self.inner.put(bytes, owner).await
+    }
+
+    async fn get(
+        &self,
+        digest: &str,
+        owner: Option<ContentAccess>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get(digest, owner).await
+    }
+
+    async fn put_stream<I>(
+        &self,
+        chunks: I,
+        owner: Option<ContentAccess>,
+    ) -> Result<PutStreamOutcome, StoreError>
+    where
+        I: IntoIterator<Item = Chunk> + Send,
+        I::IntoIter: Send,
+    {
+        let all: Vec<Chunk> = chunks.into_iter().collect();
+        let outcome = self.inner.put_stream(all.clone(), owner.clone()).await?;
+        if self.bug == ContentBug::PartialPutStream {
+            if let PutStreamOutcome::Aborted(_) = &outcome {
+                // Keep what arrived before the failing chunk, as a careless writer that
+                // streams straight into its object would.
+                let prefix: Vec<u8> = all.into_iter().map_while(Result::ok).flatten().collect();
+                let _ = self.inner.put(prefix, owner).await;
+            }
+        }
+        Ok(outcome)
+    }
+
+    async fn seals_content(&self) -> Result<bool, StoreError> {
+        self.inner.seals_content().await
+    }
+}
+
+fn broken_content(bug: ContentBug) -> BrokenContent {
+    BrokenContent {
+        inner: MemoryContentStore::new(),
+        bug,
+    }
+}
+
+#[test]
+fn spi_20_put_stream_keeping_a_partial_object_is_caught() {
+    assert_caught::<_, ContentStoreKit>(
+        "partial putStream",
+        "spi_20_put_stream_chunk_error_stores_nothing",
+        || broken_content(ContentBug::PartialPutStream),
+    );
+}
+
+#[test]
+fn spi_20_content_served_to_another_owner_is_caught() {
+    assert_caught::<_, ContentStoreKit>(
+        "owner leak",
+        "spi_20_owned_content_is_readable_only_by_its_owner",
+        || broken_content(ContentBug::OwnerLeak),
+    );
+}
+
+/// A compare-and-set that ignores the expected version: every write wins.
+struct CasIgnoresVersion(MemoryDurableStateStore);
+
+impl DurableStateStore for CasIgnoresVersion {
+    fn capabilities(&self) -> DurableStateStoreCapabilities {
+        self.0.capabilities()
+    }
+    async fn get(&self, key: &str) -> Result<Option<Versioned>, StoreError> {
+        self.0.get(key).await
+    }
+    async fn put(
+        &self,
+        key: &str,
+        value: Value,
+        _expected: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        let current = self.0.get(key).await?.map(|v| v.version);
+        self.0.put(key, value, current).await
+    }
+    async fn delete(&self, key: &str, expected: u64) -> Result<(), StoreError> {
+        self.0.delete(key, expected).await
+    }
+}
+
+#[test]
+fn spi_20_cas_that_ignores_the_version_is_caught() {
+    assert_caught::<_, DurableStateStoreKit>(
+        "CAS ignoring the version",
+        "spi_20_state_stale_version_is_conflict_and_writes_nothing",
+        || CasIgnoresVersion(MemoryDurableStateStore::new()),
+    );
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum QueryBug {
+    /// Limit 0 answers an empty page instead of `InvalidArgument`.
+    AcceptsLimitZero,
+    /// A cursor the store never issued restarts from the top instead of failing.
+    AcceptsForgedCursor,
+}
+
+struct BrokenReadModels {
+    inner: MemoryReadModelStore,
+    bug: QueryBug,
+}
+
+impl ReadModelStore for BrokenReadModels {
+    fn capabilities(&self) -> ReadModelStoreCapabilities {
+        self.inner.capabilities()
+    }
+    async fn upsert(&self, collection: &str, id: &str, doc: Value) -> Result<(), StoreError> {
+        self.inner.upsert(collection, id, doc).await
+    }
+    async fn get(&self, collection: &str, id: &str) -> Result<Option<Value>, StoreError> {
+        self.inner.get(collection, id).await
+    }
+    async fn query(
+        &self,
+        collection: &str,
+        options: QueryOptions,
+    ) -> Result<ReadModelPage, StoreError> {
+        if self.bug == QueryBug::AcceptsLimitZero && options.limit == 0 {
+            return Ok(ReadModelPage {
+                docs: Vec::new(),
+                next_cursor: None,
+            });
+        }
+        let retry = QueryOptions {
+            limit: options.limit,
+            cursor: None,
+        };
+        match self.inner.query(collection, options).await {
+            Err(e)
+                if self.bug == QueryBug::AcceptsForgedCursor
+                    && e.kind == StoreErrorKind::InvalidArgument =>
+            {
+                self.inner.query(collection, retry).await
+            }
+            other => other,
+        }
+    }
+}
+
+fn broken_read_models(bug: QueryBug) -> BrokenReadModels {
+    BrokenReadModels {
+        inner: MemoryReadModelStore::new(),
+        bug,
+    }
+}
+
+#[test]
+fn spi_20_query_accepting_limit_zero_is_caught() {
+    assert_caught::<_, ReadModelStoreKit>(
+        "limit 0 accepted",
+        "spi_20_query_limit_out_of_range_is_invalid",
+        || broken_read_models(QueryBug::AcceptsLimitZero),
+    );
+}
+
+#[test]
+fn spi_20_query_accepting_a_forged_cursor_is_caught() {
+    assert_caught::<_, ReadModelStoreKit>(
+        "forged cursor accepted",
+        "spi_20_query_forged_cursor_is_invalid",
+        || broken_read_models(QueryBug::AcceptsForgedCursor),
+    );
+}
+
+#[test]
+fn spi_20_healthy_plugin_stores_pass_every_case() {
+    for r in run::<_, ContentStoreKit>(MemoryContentStore::new)
+        .iter()
+        .chain(&run::<_, DurableStateStoreKit>(
+            MemoryDurableStateStore::new,
+        ))
+        .chain(&run::<_, ReadModelStoreKit>(MemoryReadModelStore::new))
+    {
+        assert_eq!(r.status, Status::Pass, "{r:?}");
+    }
+    let minimal = run::<_, ContentStoreKit>(|| MemoryContentStore::new().with_methods([]));
+    assert!(
+        minimal.iter().all(|r| !r.status.is_failure()),
+        "{minimal:?}"
+    );
+    assert!(minimal.iter().any(|r| r.status == Status::SkipNotClaimed));
+}

@@ -11,9 +11,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use loom_conformance::kits::archive_store::ArchiveStoreKit;
 use loom_conformance::kits::branch_registry::BranchRegistryKit;
+use loom_conformance::kits::content_store::ContentStoreKit;
 use loom_conformance::kits::dispatcher::DispatcherKit;
+use loom_conformance::kits::durable_state_store::DurableStateStoreKit;
 use loom_conformance::kits::event_store::EventStoreKit;
 use loom_conformance::kits::lifecycle::LifecycleKit;
+use loom_conformance::kits::read_model_store::ReadModelStoreKit;
 use loom_conformance::kits::snapshot_store::SnapshotStoreKit;
 use loom_conformance::kits::timer_store::TimerStoreKit;
 use loom_conformance::kits::{self, KIT_NAMES};
@@ -25,6 +28,9 @@ use loom_stores::memory::{
     MemoryArchiveStore, MemoryBranchRegistry, MemoryDispatcher, MemoryEventStore,
     MemorySnapshotStore, MemoryTimerStore,
 };
+use loom_stores::plugin_memory::{
+    MemoryContentStore, MemoryDurableStateStore, MemoryReadModelStore,
+};
 use loom_stores::{PgStore, SqliteStore};
 use serde_json::Value;
 use std::future::Future;
@@ -35,7 +41,8 @@ use std::path::{Path, PathBuf};
 #[command(
     after_help = "Stores: memory | sqlite (fresh in-memory database per case) | sqlite:PATH (a scratch file) | \
 postgres://USER@HOST:PORT/DB (a fresh schema per run) | cmd:\"COMMAND\" (a stdio store adapter, see docs/protocols/store.md).\n\n\
-Kits: event-store, snapshot-store, archive-store, lifecycle, branch-registry, dispatcher, timer-store.\n\n\
+Kits: event-store, snapshot-store, archive-store, lifecycle, branch-registry, dispatcher, timer-store, \
+content-store, durable-state-store, read-model-store (the plugin tier, SPI-20; in-memory store only so far).\n\n\
 Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scratch.db --kit event-store\n  \
 loom conform --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --out conform-report/\n  \
 loom conform --store memory --case spi_07\n\nExit status: 0 all passed (skips allowed), 1 a case failed, errored or timed out, 2 usage error."
@@ -150,7 +157,7 @@ fn default_run_dir() -> PathBuf {
 
 fn print_summary(results: &[CaseResult]) {
     println!(
-        "\n{:<16} {:>6} {:>6} {:>6} {:>6} {:>8}",
+        "\n{:<20} {:>6} {:>6} {:>6} {:>6} {:>8}",
         "kit", "pass", "fail", "skip", "error", "timeout"
     );
     for kit in KIT_NAMES {
@@ -160,7 +167,7 @@ fn print_summary(results: &[CaseResult]) {
         }
         let n = |s: Status| mine.iter().filter(|r| r.status == s).count();
         println!(
-            "{:<16} {:>6} {:>6} {:>6} {:>6} {:>8}",
+            "{:<20} {:>6} {:>6} {:>6} {:>6} {:>8}",
             kit,
             n(Status::Pass),
             n(Status::Fail),
@@ -224,6 +231,13 @@ impl Run {
         self.results.extend(results);
     }
 
+    /// Every selected case of the three plugin-tier kits as `skip-not-claimed`.
+    fn skip_plugin_tier(&mut self, why: &str) {
+        self.skip::<MemoryContentStore, ContentStoreKit>(why);
+        self.skip::<MemoryDurableStateStore, DurableStateStoreKit>(why);
+        self.skip::<MemoryReadModelStore, ReadModelStoreKit>(why);
+    }
+
     /// Every selected case of kit `K` as `skip-not-claimed`, with `why`.
     fn skip<S, K: Kit<S>>(&mut self, why: &str) {
         if !self.wants(K::NAME) {
@@ -284,6 +298,9 @@ fn run_selected(
         ("branch-registry", kits::branch_registry::CASES),
         ("dispatcher", kits::dispatcher::CASES),
         ("timer-store", kits::timer_store::CASES),
+        ("content-store", kits::content_store::CASES),
+        ("durable-state-store", kits::durable_state_store::CASES),
+        ("read-model-store", kits::read_model_store::CASES),
     ]
     .iter()
     .filter(|(k, _)| run.wants(k))
@@ -327,6 +344,15 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
         run.kit::<_, DispatcherKit, _, _>(|_, _| ok(MemoryDispatcher::new()), &NoHooks)
             .await;
         run.kit::<_, TimerStoreKit, _, _>(|_, _| ok(MemoryTimerStore::new()), &NoHooks)
+            .await;
+        run.kit::<_, ContentStoreKit, _, _>(|_, _| ok(MemoryContentStore::new()), &NoHooks)
+            .await;
+        run.kit::<_, DurableStateStoreKit, _, _>(
+            |_, _| ok(MemoryDurableStateStore::new()),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, ReadModelStoreKit, _, _>(|_, _| ok(MemoryReadModelStore::new()), &NoHooks)
             .await;
         return Ok(None);
     }
@@ -382,6 +408,9 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
             &NoHooks,
         )
         .await;
+        run.skip_plugin_tier(
+            "the SQLite store does not implement the plugin-tier SPIs yet; use --store memory",
+        );
         return Ok(None);
     }
     if store.starts_with("postgres://") || store.starts_with("postgresql://") {
@@ -404,6 +433,7 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
         run.skip::<MemoryBranchRegistry, BranchRegistryKit>(why);
         run.skip::<MemoryDispatcher, DispatcherKit>(why);
         run.skip::<MemoryTimerStore, TimerStoreKit>(why);
+        run.skip_plugin_tier(why);
         return Ok(None);
     }
     if let Some(command) = store.strip_prefix("cmd:") {
@@ -452,6 +482,7 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
         let why = "the stdio store protocol 1.0 does not carry this SPI";
         run.skip::<MemoryDispatcher, DispatcherKit>(why);
         run.skip::<MemoryTimerStore, TimerStoreKit>(why);
+        run.skip_plugin_tier(why);
         return Ok(adapter.hello());
     }
     Err(format!(

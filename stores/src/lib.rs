@@ -8,7 +8,7 @@
 //!   bundled), one transaction per call;
 //! - `postgres` (feature `postgres`): EventStore, SnapshotStore and ArchiveStore over
 //!   tokio-postgres, with `jsonb` payloads and database time for `storeNow`;
-//! - [`plugin`]: in-memory stores for the plugin-tier SPIs (ContentStore,
+//! - [`plugin_memory`]: in-memory stores for the plugin-tier SPIs (ContentStore,
 //!   DurableStateStore, ReadModelStore).
 //!
 //! The behaviour cases every store must pass live in `loom-conformance` (the kits); this
@@ -26,6 +26,7 @@
 
 pub mod clock;
 pub mod memory;
+pub mod plugin_memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
@@ -35,6 +36,7 @@ pub use memory::{
     MemoryArchiveStore, MemoryBranchRegistry, MemoryDispatcher, MemoryEventStore,
     MemorySnapshotStore, MemoryTimerStore,
 };
+pub use plugin_memory::{MemoryContentStore, MemoryDurableStateStore, MemoryReadModelStore};
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

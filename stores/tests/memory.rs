@@ -133,3 +133,31 @@ fn spi_03_memory_store_claims_every_optional_method() {
         ]
     );
 }
+
+mod content {
+    use loom_stores::plugin_memory::MemoryContentStore;
+    loom_conformance::content_store_conformance!(|_case: &'static str| async {
+        Some(MemoryContentStore::new())
+    });
+}
+
+mod content_minimal {
+    use loom_stores::plugin_memory::MemoryContentStore;
+    loom_conformance::content_store_conformance!(|_case: &'static str| async {
+        Some(MemoryContentStore::new().with_methods([]))
+    });
+}
+
+mod durable_state {
+    use loom_stores::plugin_memory::MemoryDurableStateStore;
+    loom_conformance::durable_state_store_conformance!(|_case: &'static str| async {
+        Some(MemoryDurableStateStore::new())
+    });
+}
+
+mod read_models {
+    use loom_stores::plugin_memory::MemoryReadModelStore;
+    loom_conformance::read_model_store_conformance!(|_case: &'static str| async {
+        Some(MemoryReadModelStore::new())
+    });
+}

@@ -33,6 +33,7 @@ pub mod clock;
 pub mod dispatcher;
 pub mod error;
 pub mod event_store;
+pub mod plugin;
 pub mod snapshot_store;
 pub mod timer_store;
 
@@ -46,6 +47,12 @@ pub use error::{StoreError, StoreErrorKind, STORE_ERROR_KIND_NAMES};
 pub use event_store::{
     all_event_store_methods, Anchor, AppendAck, EventStore, EventStoreCapabilities,
     EventStoreMethod, FenceToken, Page, SealingCapability,
+};
+pub use plugin::{
+    ContentAccess, ContentRef, ContentStore, ContentStoreCapabilities, ContentStoreMethod,
+    Document, DurableStateStore, DurableStateStoreCapabilities, PutStreamAbort, PutStreamOutcome,
+    QueryOptions, ReadModelPage, ReadModelStore, ReadModelStoreCapabilities, Versioned,
+    CONTENT_BYTES_MAX, READ_MODEL_LIMIT_MAX,
 };
 pub use snapshot_store::{SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod};
 pub use timer_store::{Timer, TimerStore};
