@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Every part `loom check` knows, in the order it runs them.
-pub const PARTS: [&str; 4] = ["gates", "fold", "kits", "spec"];
+pub const PARTS: [&str; 5] = ["gates", "fold", "kits", "tests", "spec"];
 
 /// Arguments of `loom check`.
 #[derive(Args)]
@@ -51,6 +51,10 @@ pub struct CheckArgs {
     /// Source tree whose tests, vectors and kits the spec part scans for rule evidence.
     #[arg(long, default_value = env!("CARGO_MANIFEST_DIR"))]
     pub workspace: PathBuf,
+    /// JUnit XML of a test run (default: target/nextest/ci/junit.xml, which `./scripts/test`
+    /// writes); tests whose names carry rule ids count as evidence for those rules.
+    #[arg(long, value_name = "FILE")]
+    pub test_results: Option<PathBuf>,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -89,6 +93,7 @@ pub fn run(args: CheckArgs) -> u8 {
                 )],
             },
             "spec" => spec_part(&args.workspace, &catalogue),
+            "tests" => tests_part(&args),
             _ => Vec::new(),
         };
         bar.finish_and_clear();
@@ -122,6 +127,13 @@ pub fn run(args: CheckArgs) -> u8 {
             info
         })
         .collect();
+    let mut rules = rules;
+    rules.extend(
+        catalogue
+            .gaps()
+            .iter()
+            .map(|g| RuleInfo::new(&g.id, "GAP", "GAP", &g.title)),
+    );
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.seed);
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
@@ -215,9 +227,15 @@ fn print_summary(report: &Report) {
             c.failures()
         );
     }
+    let matrix = report.rule_matrix();
+    let rules: Vec<_> = matrix.iter().filter(|r| r.rule.group != "GAP").collect();
+    let passing = rules
+        .iter()
+        .filter(|r| r.status == loom_report::RuleStatus::Pass)
+        .count();
     println!(
-        "\nrules with passing evidence in this run: {} / {}",
-        s.rules_with_passing_evidence, s.rules_total
+        "\nrules with passing evidence in this run: {passing} / {}",
+        rules.len()
     );
     let failures: Vec<&CaseResult> = report.failures().collect();
     if !failures.is_empty() {
@@ -654,6 +672,42 @@ pub fn fold_part(seed: u64, n_logs: u64, bar: &ProgressBar) -> Vec<CaseResult> {
         }
     }
     out
+}
+
+// ---- tests ---------------------------------------------------------------------------
+
+fn tests_part(args: &CheckArgs) -> Vec<CaseResult> {
+    let path = args.test_results.clone().unwrap_or_else(|| {
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| args.workspace.join("target"));
+        target.join("nextest").join("ci").join("junit.xml")
+    });
+    let xml =
+        match std::fs::read_to_string(&path) {
+            Ok(x) => x,
+            Err(_) => return vec![CaseResult::skip_untestable(
+                "tests",
+                "junit",
+                "test-results",
+                ["CONF-01"],
+                format!(
+                    "no test results at {} (run ./scripts/test first, or pass --test-results FILE)",
+                    path.display()
+                ),
+            )],
+        };
+    let (results, total) = super::junit::results(&xml);
+    if total == 0 {
+        return vec![CaseResult::error(
+            "tests",
+            "junit",
+            "test-results",
+            ["CONF-01"],
+            format!("{} holds no <testcase>", path.display()),
+        )];
+    }
+    results
 }
 
 // ---- spec ----------------------------------------------------------------------------

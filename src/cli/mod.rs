@@ -4,6 +4,7 @@ pub mod check;
 pub mod conform;
 pub mod fold_cmd;
 pub mod gen;
+pub mod junit;
 pub mod manifest;
 pub mod report_cmd;
 
