@@ -28,6 +28,13 @@ enum Command {
     Check(cli::check::CheckArgs),
     /// Run the SPI conformance kits against a store (yours or a reference one).
     Conform(cli::conform::ConformArgs),
+    /// List, run and regenerate the language-neutral kernel vectors.
+    #[command(subcommand)]
+    Vectors(cli::vectors::VectorsCommand),
+    /// Serve the reference kernel over the stdio kernel protocol (JSON lines on stdin/stdout).
+    KernelAdapter(cli::vectors::KernelAdapterArgs),
+    /// Re-run a flow script against a recorded log and report whether it replays unchanged.
+    Replay(cli::vectors::ReplayArgs),
     /// Fold an event log and print the canonical state.
     Fold(cli::fold_cmd::FoldArgs),
     /// Check an event log: envelopes, sequences, and fold(snapshot_k, tail) == fold(all) at every k.
@@ -46,6 +53,9 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Check(args) => cli::check::run(args),
         Command::Conform(args) => cli::conform::run(args),
+        Command::Vectors(cmd) => cli::vectors::run(cmd),
+        Command::KernelAdapter(args) => cli::vectors::kernel_adapter(args),
+        Command::Replay(args) => cli::vectors::replay(args),
         Command::Fold(args) => cli::fold_cmd::fold(args),
         Command::VerifyLog(args) => cli::fold_cmd::verify_log(args),
         Command::KernelManifest(args) => cli::manifest::manifest(args),

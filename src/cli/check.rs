@@ -15,22 +15,24 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Every part `loom check` knows, in the order it runs them.
-pub const PARTS: [&str; 5] = ["gates", "fold", "kits", "tests", "spec"];
+pub const PARTS: [&str; 6] = ["gates", "fold", "vectors", "kits", "tests", "spec"];
 
 /// Arguments of `loom check`.
 #[derive(Args)]
 #[command(
     after_help = "Parts: gates (ABI, event-schema and manifest pins, the compat gate), fold (generated logs: \
-fold(snapshot, tail) == fold(events) at every k, versioned snapshots, determinism), kits (the SPI conformance kits \
-against --store), spec (every rule has evidence; capabilities are backed).\n\n\
+fold(snapshot, tail) == fold(events) at every k, versioned snapshots, determinism), vectors (the language-neutral \
+vectors against the reference kernel or --kernel-cmd), kits (the SPI conformance kits against --store), tests (the \
+JUnit of the last ./scripts/test run, credited to the rules its test names carry), spec (every rule has evidence; \
+capabilities are backed).\n\n\
 Examples:\n  loom check\n  loom check --only fold --seed 7 --fold-logs 2000\n  loom check --store sqlite:/tmp/loom.db --out ci-report/\n  \
-loom check --baseline known-failures.toml\n\nExit status: 0 all passed, 1 a failure (or an unexpected pass of a baseline entry), 2 usage error."
+loom check --kernel-cmd 'python3 my_kernel.py' --only vectors\n  loom check --baseline known-failures.toml\n\nExit status: 0 all passed, 1 a failure (or an unexpected pass of a baseline entry), 2 usage error."
 )]
 pub struct CheckArgs {
     /// Directory for report.{json,xml,md,html} (default: target/loom/reports/<run>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Run only these parts (repeatable): gates, fold, kits, spec.
+    /// Run only these parts (repeatable): gates, fold, vectors, kits, tests, spec.
     #[arg(long, value_name = "PART")]
     pub only: Vec<String>,
     /// Skip these parts (repeatable).
@@ -39,6 +41,10 @@ pub struct CheckArgs {
     /// The store the kits run against: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND".
     #[arg(long, default_value = "sqlite")]
     pub store: String,
+    /// Run the vectors against a foreign kernel speaking the stdio kernel protocol
+    /// (docs/protocols/kernel.md) instead of the reference kernel.
+    #[arg(long, value_name = "COMMAND")]
+    pub kernel_cmd: Option<String>,
     /// Seed for generated inputs; the same seed gives the same run.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -77,6 +83,7 @@ pub fn run(args: CheckArgs) -> u8 {
 
     let catalogue = loom_spec::Catalogue::load();
     let mut results: Vec<CaseResult> = Vec::new();
+    let mut vector_set_digest = None;
     for part in &selected {
         let bar = progress(&args, part);
         let mut part_results = match *part {
@@ -94,6 +101,21 @@ pub fn run(args: CheckArgs) -> u8 {
             },
             "spec" => spec_part(&args.workspace, &catalogue),
             "tests" => tests_part(&args),
+            "vectors" => {
+                match super::vectors::vector_results(args.kernel_cmd.as_deref(), !args.quiet) {
+                    Ok((r, digest)) => {
+                        vector_set_digest = Some(digest);
+                        r
+                    }
+                    Err(e) => vec![CaseResult::error(
+                        "vectors",
+                        "harness",
+                        "vectors/start",
+                        Vec::<String>::new(),
+                        e,
+                    )],
+                }
+            }
             _ => Vec::new(),
         };
         bar.finish_and_clear();
@@ -136,6 +158,7 @@ pub fn run(args: CheckArgs) -> u8 {
     );
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.seed);
+    env.vector_set_digest = vector_set_digest;
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
     env.extra
         .insert("store".into(), Value::String(args.store.clone()));
@@ -683,10 +706,10 @@ fn tests_part(args: &CheckArgs) -> Vec<CaseResult> {
             .unwrap_or_else(|| args.workspace.join("target"));
         target.join("nextest").join("ci").join("junit.xml")
     });
-    let xml =
-        match std::fs::read_to_string(&path) {
-            Ok(x) => x,
-            Err(_) => return vec![CaseResult::skip_untestable(
+    let xml = match std::fs::read_to_string(&path) {
+        Ok(x) => x,
+        Err(_) => {
+            return vec![CaseResult::skip_untestable(
                 "tests",
                 "junit",
                 "test-results",
@@ -695,8 +718,9 @@ fn tests_part(args: &CheckArgs) -> Vec<CaseResult> {
                     "no test results at {} (run ./scripts/test first, or pass --test-results FILE)",
                     path.display()
                 ),
-            )],
-        };
+            )]
+        }
+    };
     let (results, total) = super::junit::results(&xml);
     if total == 0 {
         return vec![CaseResult::error(

@@ -7,6 +7,7 @@ pub mod gen;
 pub mod junit;
 pub mod manifest;
 pub mod report_cmd;
+pub mod vectors;
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;

@@ -3,7 +3,6 @@
 //! the reference kernel, or against a foreign kernel over the stdio kernel protocol),
 //! regenerate them from the scenario definitions, serve the reference kernel over
 //! stdio, and re-run a flow script against a recorded log.
-#![allow(dead_code)]
 
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::{Args, Subcommand};
