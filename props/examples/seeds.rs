@@ -5,7 +5,7 @@
 //! `cargo run -p loom-props --example seeds` (rewrites the seed files; existing files
 //! with other names, such as minimised corpus entries, are left alone).
 
-use loom_props::{decode, run_target, Target};
+use loom_props::{run_target, Target};
 use std::path::Path;
 
 const SEEDS_PER_TARGET: usize = 4;

@@ -2,7 +2,8 @@
 //!
 //! The reference is deliberately simple and shares no code with the kernel's writer:
 //! numbers take the shortest digit string by trying precisions 1..=17 with exact
-//! (correctly rounded) formatting and keeping the first that round-trips, then apply
+//! (correctly rounded) formatting, or a neighbour in the last digit where the rounding
+//! interval is lopsided, keeping the first that round-trips, then apply
 //! ECMAScript's `Number::toString` layout rules from the digits and the exponent;
 //! strings are escaped from a per-code-point table; keys are sorted by collected
 //! UTF-16 code-unit vectors.
@@ -213,22 +214,34 @@ pub fn reference_number(x: f64) -> String {
     }
     let sign = if x < 0.0 { "-" } else { "" };
     let a = x.abs();
-    // Shortest correctly rounded digits that read back as the same double.
-    let mut sci = format!("{:.16e}", a);
-    for p in 0..17 {
-        let s = format!("{:.*e}", p, a);
-        if s.parse::<f64>().ok() == Some(a) {
-            sci = s;
+    // Shortest digits that read back as the same double: for each length p, the
+    // correctly rounded p-digit decimal (exact formatting, ties to even), or, where the
+    // rounding interval is lopsided (x a power of two), its neighbour one unit above or
+    // below in the last place.
+    let (mut mantissa, mut exp10) = (0u64, 0i64);
+    for p in 1..=17usize {
+        let s = format!("{:.*e}", p - 1, a);
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m: u64 = m.replace('.', "").parse().unwrap_or(0);
+        let e10 = e.parse::<i64>().unwrap_or(0) - (p as i64 - 1);
+        let found = [m, m.saturating_sub(1), m + 1]
+            .into_iter()
+            .find(|c| format!("{c}e{e10}").parse::<f64>().ok() == Some(a));
+        if let Some(c) = found {
+            (mantissa, exp10) = (c, e10);
             break;
         }
     }
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let mut digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let mut digits = mantissa.to_string();
+    let mut n = digits.len() as i64 + exp10; // value = 0.d1d2.. * 10^n
     while digits.len() > 1 && digits.ends_with('0') {
         digits.pop();
     }
+    if mantissa == 0 {
+        digits = "0".into();
+        n = 1;
+    }
     let k = digits.len() as i64;
-    let n = exp.parse::<i64>().unwrap_or(0) + 1; // value = 0.d1d2.. * 10^n
     let body = if k <= n && n <= 21 {
         format!("{digits}{}", "0".repeat((n - k) as usize))
     } else if 0 < n && n <= 21 {
