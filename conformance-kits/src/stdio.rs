@@ -352,7 +352,15 @@ impl Session {
         let Some(process) = self.process.as_mut() else {
             return Err(self.fault(Status::Error, "the adapter is not running".into()));
         };
-        let written = writeln!(process.stdin, "{request}").and_then(|_| process.stdin.flush());
+        // One buffer, one write: `ChildStdin` is unbuffered, and formatting a `Value`
+        // straight into it issued a write(2) per JSON token, each of which could wake
+        // the adapter on a partial line. That was most of the per-call overhead.
+        let mut line = request.to_string().into_bytes();
+        line.push(b'\n');
+        let written = process
+            .stdin
+            .write_all(&line)
+            .and_then(|_| process.stdin.flush());
         if let Err(e) = written {
             let status = process.child.try_wait().ok().flatten();
             return Err(self.fault(Status::Error, format!("the adapter crashed before {method} (id {id}): writing failed ({e}), exit status {status:?}")));

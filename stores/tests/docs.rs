@@ -2,7 +2,8 @@
 //! every error kind's stable name and every kit case appear in it.
 
 use loom_kernel::spi::{
-    ArchiveStoreMethod, EventStoreMethod, SnapshotStoreMethod, SpiMethod, STORE_ERROR_KIND_NAMES,
+    ArchiveStoreMethod, ContentStoreMethod, EventStoreMethod, SnapshotStoreMethod, SpiMethod,
+    STORE_ERROR_KIND_NAMES,
 };
 
 fn doc() -> String {
@@ -24,6 +25,7 @@ fn spi_docs_list_every_optional_method_with_its_version() {
     let mut missing = method_rows::<EventStoreMethod>(&doc);
     missing.extend(method_rows::<SnapshotStoreMethod>(&doc));
     missing.extend(method_rows::<ArchiveStoreMethod>(&doc));
+    missing.extend(method_rows::<ContentStoreMethod>(&doc));
     assert!(missing.is_empty(), "docs/spi.md lacks the rows {missing:?}");
 }
 
@@ -51,7 +53,24 @@ fn spi_docs_name_every_kit_macro() {
         "branch_registry_kit!",
         "dispatcher_kit!",
         "timer_store_kit!",
+        "content_store_conformance!",
+        "durable_state_store_conformance!",
+        "read_model_store_conformance!",
     ] {
         assert!(doc.contains(name), "docs/spi.md does not mention {name}");
+    }
+}
+
+#[test]
+fn spi_20_docs_name_every_plugin_kit_case_that_a_broken_store_fails() {
+    let doc = doc();
+    for case in [
+        "spi_20_put_stream_chunk_error_stores_nothing",
+        "spi_20_owned_content_is_readable_only_by_its_owner",
+        "spi_20_state_stale_version_is_conflict_and_writes_nothing",
+        "spi_20_query_limit_out_of_range_is_invalid",
+        "spi_20_query_forged_cursor_is_invalid",
+    ] {
+        assert!(doc.contains(case), "docs/spi.md does not mention {case}");
     }
 }
