@@ -79,6 +79,34 @@ pub fn realistic_log(n_events: usize) -> Vec<EventEnvelope> {
     out
 }
 
+/// The same agent loop over a bounded state: ten step ids and ten decision ids reused,
+/// unstamped emits, so the folded state stops growing while the log grows.
+pub fn bounded_state_log(n_events: usize) -> Vec<EventEnvelope> {
+    let mut out = realistic_log(n_events);
+    for e in &mut out {
+        if let Some(obj) = e.payload.as_object_mut() {
+            if let Some(serde_json::Value::String(s)) = obj.get("stepId").cloned() {
+                let turn: u64 = s
+                    .trim_start_matches("turn-")
+                    .trim_end_matches("/llm")
+                    .parse()
+                    .unwrap_or(0);
+                obj.insert("stepId".into(), json!(format!("slot-{}", turn % 10)));
+            }
+            if let Some(serde_json::Value::String(s)) = obj.get("id").cloned() {
+                let turn: u64 = s.trim_start_matches("route-").parse().unwrap_or(0);
+                obj.insert("id".into(), json!(format!("route-{}", turn % 10)));
+            }
+        }
+        if e.event_type == "EXECUTION_RESUMED" {
+            // Answers accumulate in _resumePayloads (one per gate); keep them tiny.
+            e.payload = json!(true);
+        }
+        e.metadata = None;
+    }
+    out
+}
+
 fn to_jsonl(events: &[EventEnvelope]) -> String {
     let mut s = String::with_capacity(events.len() * 256);
     for e in events {
@@ -109,19 +137,24 @@ fn bench_parse_and_fold(c: &mut Criterion) {
 fn bench_restore(c: &mut Criterion) {
     let mut g = c.benchmark_group("restore");
     g.sample_size(10);
-    for n in [1_000usize, 1_000_000] {
-        let events = realistic_log(n);
-        let k = n - 100;
-        let state = fold_owned(ExecutionState::new(), events[..k].to_vec());
-        let record = SnapshotRecord::capture(&state, events[k - 1].sequence);
-        let tail = events[k..].to_vec();
-        g.bench_function(format!("snapshot+100-tail/{n}"), |b| {
-            b.iter_batched(
-                || record.clone(),
-                |r| black_box(restore(&r, &tail).unwrap().sequence),
-                BatchSize::LargeInput,
-            )
-        });
+    for (shape, make) in [
+        ("growing", realistic_log as fn(usize) -> Vec<EventEnvelope>),
+        ("bounded", bounded_state_log),
+    ] {
+        for n in [1_000usize, 1_000_000] {
+            let events = make(n);
+            let k = n - 100;
+            let state = fold_owned(ExecutionState::new(), events[..k].to_vec());
+            let record = SnapshotRecord::capture(&state, events[k - 1].sequence);
+            let tail = events[k..].to_vec();
+            g.bench_function(format!("{shape}-state/snapshot+100-tail/{n}"), |b| {
+                b.iter_batched(
+                    || record.clone(),
+                    |r| black_box(restore(&r, &tail).unwrap().sequence),
+                    BatchSize::LargeInput,
+                )
+            });
+        }
     }
     g.finish();
 }

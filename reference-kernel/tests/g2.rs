@@ -24,6 +24,9 @@ fn flow(extra: Option<(&str, Value)>) -> Value {
     f
 }
 
+/// (name, config, an extra top-level flow field).
+type Variant<'a> = (&'a str, RuntimeConfig, Option<(&'a str, Value)>);
+
 fn log_bytes(config: RuntimeConfig, extra: Option<(&str, Value)>) -> String {
     let r = rt::rt_with(config, &[flow(extra)]);
     block_on(r.start("e", "f", json!({"n": 1}))).expect("start");
@@ -34,7 +37,7 @@ fn log_bytes(config: RuntimeConfig, extra: Option<(&str, Value)>) -> String {
 #[test]
 fn compat_08_conf_06_capabilities_off_leave_the_log_byte_identical() {
     let baseline = log_bytes(RuntimeConfig::default(), None);
-    let variants: Vec<(&str, RuntimeConfig, Option<(&str, Value)>)> = vec![
+    let variants: Vec<Variant> = vec![
         (
             "features explicitly off",
             RuntimeConfig {

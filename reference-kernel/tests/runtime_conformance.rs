@@ -109,7 +109,7 @@ fn compat_11_with_every_flag_off_no_unwritten_shapes_appear() {
     ];
     for flow in flows {
         let fingerprint = flow.get("codeFingerprint").is_some();
-        let r = rt::rt_with(RuntimeConfig::default(), &[flow.clone()]);
+        let r = rt::rt_with(RuntimeConfig::default(), std::slice::from_ref(&flow));
         let fid = flow["flowId"].as_str().unwrap();
         block_on(r.start("e", fid, json!({}))).unwrap();
         block_on(r.resume("e", ResumeRequest::new("g", json!(1)))).unwrap();
@@ -148,7 +148,7 @@ fn compat_11_with_every_flag_off_no_unwritten_shapes_appear() {
 fn ingress_34_verdict_without_its_indoubt_fact_is_not_honoured() {
     let flow = json!({"flowId": "f", "effects": {"pay": {"outcomes": [{"value": "live", "crash": "after-append"}, {"value": "live"}]}}, "body": [{"op": "run", "stepId": "pay", "toolId": "pay"}, {"op": "suspend", "on": "g"}]});
     // 1. A forged verdict with no EFFECT_INDOUBT in the log: the step's outcome is the effect's.
-    let r = rt::rt_with(RuntimeConfig::default(), &[flow.clone()]);
+    let r = rt::rt_with(RuntimeConfig::default(), std::slice::from_ref(&flow));
     let _ = block_on(r.start("e", "f", json!({})));
     let log = read(&r, "e");
     let started_only: Vec<EventEnvelope> = log

@@ -472,7 +472,7 @@ impl ExecutionState {
     /// Reads a state from JSON (a snapshot's `state`). Unknown frame fields and variables
     /// are kept; an unknown top-level field or a wrong type is an error naming it.
     pub fn from_value(value: &Value) -> Result<ExecutionState, String> {
-        serde_json::from_value(value.clone()).map_err(|e| format!("not an ExecutionState: {e}"))
+        ExecutionState::deserialize(value).map_err(|e| format!("not an ExecutionState: {e}"))
     }
 
     /// The open park record, if the execution is parked.
