@@ -6,16 +6,11 @@ use std::path::{Path, PathBuf};
 /// Inputs known to fail today, each with the reason: `(target, file name, reason)`.
 /// The replay test requires each of them to still fail (an unexpected pass means the
 /// bug was fixed: delete the entry) and every other input to pass.
-pub const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[(
-    "canonical_json",
-    "ecmascript-tie-rounds-to-even-562949953421327.2",
-    "kernel bug (reference-kernel/src/canonical.rs write_number): the double \
-     562949953421327.25 has two shortest round-trip forms, ...327.2 and ...327.3, equally \
-     close; ECMAScript Number::toString (and so RFC 8785) takes the even digit, ...327.2, \
-     but Rust's `{:e}` shortest formatting gives ...327.3. Fix: keep the digit count k of \
-     `{:e}` but take the digits from `format!(\"{:.*e}\", k - 1, x.abs())` (exact, \
-     round-half-even)",
-)];
+pub const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[
+    // Empty: the one kernel bug the fuzzers found (canonical number ties,
+    // `ecmascript-tie-rounds-to-even-562949953421327.2`) is fixed in
+    // reference-kernel/src/canonical.rs; its regression file now must pass.
+];
 
 /// One committed input file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,15 +63,7 @@ pub fn expected_failure(input: &Committed) -> Option<&'static str> {
 }
 
 /// Whether `v` is an instance of a known kernel bug listed in [`EXPECTED_FAILURES`],
-/// so the random-input tests stay green until it is fixed (the named regression file
-/// keeps it visible and detects the fix). Today: the canonical-number tie (EMIT-04),
-/// recognised as a kernel form that differs from the reference only in a number whose
-/// two spellings denote the same double.
-pub fn known_kernel_bug(v: &PropertyViolation) -> Option<&'static str> {
-    if v.rule != "EMIT-04" || !v.context.starts_with("kernel vs reference") {
-        return None;
-    }
-    let a: serde_json::Value = serde_json::from_str(&v.expected).ok()?;
-    let b: serde_json::Value = serde_json::from_str(&v.actual).ok()?;
-    crate::canonical::same_as_doubles(&a, &b).then_some(EXPECTED_FAILURES[0].2)
+/// so the random-input tests stay green until it is fixed. None is known today.
+pub fn known_kernel_bug(_v: &PropertyViolation) -> Option<&'static str> {
+    None
 }

@@ -109,8 +109,23 @@ pub fn write_number(out: &mut String, x: f64) {
     if x < 0.0 {
         out.push('-');
     }
-    // Rust's `{:e}` gives the shortest round-trip digits: `d[.ddd]e[-]N`.
-    let sci = format!("{:e}", x.abs());
+    // Rust's `{:e}` gives the shortest round-trip digit COUNT k, but when two k-digit
+    // spellings are equally close to x it may pick the odd one; ECMAScript picks the one
+    // closest to x, ties to even (562949953421327.25 → …327.2). Re-rendering with k-1
+    // fraction digits rounds the exact value half-to-even, and both tie candidates
+    // round-trip, so the digits below are the ECMAScript ones.
+    // At a power of two the round-trip interval is lopsided and the nearest k-digit
+    // decimal may fall outside it; then the shortest form is the ECMAScript one.
+    let shortest = format!("{:e}", x.abs());
+    let k_digits = shortest
+        .split_once('e')
+        .map_or(1, |(m, _)| m.chars().filter(char::is_ascii_digit).count());
+    let nearest = format!("{:.*e}", k_digits.saturating_sub(1), x.abs());
+    let sci = if nearest.parse::<f64>().ok() == Some(x.abs()) {
+        nearest
+    } else {
+        shortest
+    };
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let k = digits.len() as i32;

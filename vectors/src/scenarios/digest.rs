@@ -35,6 +35,13 @@ pub fn scenarios() -> Vec<Scenario> {
         ("fractions", json!([0.5, 0.1, -2.25, 1.0e-7, 123.456])),
         ("large-exponents", json!([1.0e21, 1.0e20, 1.5e300, 5e-324])),
         ("float-sum", json!(0.30000000000000004)),
+        // Found by the canonical_json fuzz target: two shortest spellings equally close
+        // (ECMAScript takes the even digit), and a power of two whose round-trip
+        // interval is lopsided. Regression inputs live in props/regressions/canonical_json/.
+        (
+            "number-ties-and-powers-of-two",
+            json!([562949953421327.25, 216398094627271.125, 7.291122019556398e-304]),
+        ),
         (
             "string-escapes",
             json!("quote\" backslash\\ tab\t newline\n control\u{1}"),
