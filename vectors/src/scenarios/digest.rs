@@ -40,7 +40,11 @@ pub fn scenarios() -> Vec<Scenario> {
         // interval is lopsided. Regression inputs live in props/regressions/canonical_json/.
         (
             "number-ties-and-powers-of-two",
-            json!([562949953421327.25, 216398094627271.125, 7.291122019556398e-304]),
+            json!([
+                562949953421327.25,
+                216398094627271.125,
+                7.291122019556398e-304
+            ]),
         ),
         (
             "string-escapes",
