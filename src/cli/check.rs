@@ -721,6 +721,14 @@ fn tests_part(args: &CheckArgs) -> Vec<CaseResult> {
             )]
         }
     };
+    let age_s = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .map_or(0, |d| d.as_secs());
+    if !args.quiet {
+        eprintln!("tests: crediting rules from {} (written {} min ago; rerun ./scripts/test after a change)", path.display(), age_s / 60);
+    }
     let (results, total) = super::junit::results(&xml);
     if total == 0 {
         return vec![CaseResult::error(
