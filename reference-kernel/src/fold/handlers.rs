@@ -13,6 +13,17 @@ use serde_json::{Map, Value};
 pub const RESOURCE_DIMENSIONS: [&str; 6] =
     ["tokens", "costUsd", "ms", "memBytes", "wallMs", "netBytes"];
 
+/// Unwraps a handler's precondition (an object payload, a usable key) or returns the
+/// inert outcome that explains why the envelope does nothing.
+macro_rules! require {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(outcome) => return outcome,
+        }
+    };
+}
+
 /// What a handler did with its envelope.
 enum Outcome {
     /// The handler changed the state: bookkeeping moves.
@@ -216,10 +227,7 @@ fn execution_started(
     meta: Option<&Map<String, Value>>,
     v: FoldVersion,
 ) -> Outcome {
-    let mut m = match take_object(payload, "EXECUTION_STARTED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
+    let mut m = require!(take_object(payload, "EXECUTION_STARTED"));
     state.status = Status::Running;
     state.started_at = Some(timestamp_ms);
     state
@@ -330,10 +338,7 @@ fn nonneg_number(v: &Value) -> bool {
 }
 
 fn execution_suspended(state: &mut ExecutionState, payload: Value, v: FoldVersion) -> Outcome {
-    let mut m = match take_object(payload, "EXECUTION_SUSPENDED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
+    let mut m = require!(take_object(payload, "EXECUTION_SUSPENDED"));
     let on = match m.get("on") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => return invalid("`on` must be a non-empty string (the gate)"),
@@ -453,14 +458,8 @@ fn execution_migrated(state: &mut ExecutionState, payload: Value, v: FoldVersion
 }
 
 fn step_started(state: &mut ExecutionState, payload: Value) -> Outcome {
-    let mut m = match take_object(payload, "STEP_STARTED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let step_id = match key_field(&m, "stepId") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let mut m = require!(take_object(payload, "STEP_STARTED"));
+    let step_id = require!(key_field(&m, "stepId"));
     let prior_attempt = state.frames.get(&step_id).map_or(0, |f| f.attempt);
     let attempt = m
         .get("attempt")
@@ -475,14 +474,8 @@ fn step_started(state: &mut ExecutionState, payload: Value) -> Outcome {
 }
 
 fn step_retrying(state: &mut ExecutionState, payload: Value) -> Outcome {
-    let m = match take_object(payload, "STEP_RETRYING") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let step_id = match key_field(&m, "stepId") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let m = require!(take_object(payload, "STEP_RETRYING"));
+    let step_id = require!(key_field(&m, "stepId"));
     let frame = state
         .frames
         .entry(step_id)
@@ -500,14 +493,8 @@ fn step_settled(
     status: FrameStatus,
     v: FoldVersion,
 ) -> Outcome {
-    let mut m = match take_object(payload, "STEP_*") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let step_id = match key_field(&m, "stepId") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let mut m = require!(take_object(payload, "STEP_*"));
+    let step_id = require!(key_field(&m, "stepId"));
     let frame = state
         .frames
         .entry(step_id)
@@ -550,14 +537,8 @@ fn step_settled(
 }
 
 fn effect_indoubt(state: &mut ExecutionState, payload: Value) -> Outcome {
-    let m = match take_object(payload, "EFFECT_INDOUBT") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let step_id = match key_field(&m, "stepId") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let m = require!(take_object(payload, "EFFECT_INDOUBT"));
+    let step_id = require!(key_field(&m, "stepId"));
     let frame = state
         .frames
         .entry(step_id)
@@ -576,14 +557,8 @@ fn decision_recorded(
     kernel: bool,
     v: FoldVersion,
 ) -> Outcome {
-    let mut m = match take_object(payload, "DECISION_RECORDED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let id = match key_field(&m, "id") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let mut m = require!(take_object(payload, "DECISION_RECORDED"));
+    let id = require!(key_field(&m, "id"));
     let Some(choice) = m.remove("choice") else {
         return invalid("`choice` is missing");
     };
@@ -621,10 +596,7 @@ fn decision_recorded(
 }
 
 fn resource_metered(state: &mut ExecutionState, payload: Value, v: FoldVersion) -> Outcome {
-    let m = match take_object(payload, "RESOURCE_METERED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
+    let m = require!(take_object(payload, "RESOURCE_METERED"));
     let measured: Vec<(&str, f64)> = RESOURCE_DIMENSIONS
         .iter()
         .filter_map(|d| m.get(*d).and_then(Value::as_f64).map(|x| (*d, x)))
@@ -683,10 +655,7 @@ pub(crate) fn number(x: f64) -> Value {
 }
 
 fn events_rehomed(state: &mut ExecutionState, payload: Value, sequence: u64) -> Outcome {
-    let mut m = match take_object(payload, "EVENTS_REHOMED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
+    let mut m = require!(take_object(payload, "EVENTS_REHOMED"));
     m.insert("seq".into(), Value::from(sequence));
     state
         .variables
@@ -696,14 +665,8 @@ fn events_rehomed(state: &mut ExecutionState, payload: Value, sequence: u64) -> 
 }
 
 fn parallel_completed(state: &mut ExecutionState, payload: Value) -> Outcome {
-    let mut m = match take_object(payload, "PARALLEL_COMPLETED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let scope = match key_field(&m, "scopeId") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let mut m = require!(take_object(payload, "PARALLEL_COMPLETED"));
+    let scope = require!(key_field(&m, "scopeId"));
     m.remove("scopeId");
     state
         .variables
@@ -713,18 +676,9 @@ fn parallel_completed(state: &mut ExecutionState, payload: Value) -> Outcome {
 }
 
 fn message_consumed(state: &mut ExecutionState, payload: Value, v: FoldVersion) -> Outcome {
-    let mut m = match take_object(payload, "MESSAGE_CONSUMED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let topic = match key_field(&m, "topic") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
-    let message_id = match key_field(&m, "messageId") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let mut m = require!(take_object(payload, "MESSAGE_CONSUMED"));
+    let topic = require!(key_field(&m, "topic"));
+    let message_id = require!(key_field(&m, "messageId"));
     let inbox = state.variables.object_mut(keys::INBOX);
     let consumed = inbox
         .get(&topic)
@@ -776,18 +730,9 @@ fn quarantine_total(state: &ExecutionState) -> usize {
 }
 
 fn inbox_quarantined(state: &mut ExecutionState, payload: Value, sequence: u64) -> Outcome {
-    let m = match take_object(payload, "INBOX_QUARANTINED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let topic = match key_field(&m, "topic") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
-    let message_id = match key_field(&m, "messageId") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let m = require!(take_object(payload, "INBOX_QUARANTINED"));
+    let topic = require!(key_field(&m, "topic"));
+    let message_id = require!(key_field(&m, "messageId"));
     if quarantine_total(state) >= QUARANTINED_ENTRIES_MAX {
         return Outcome::Ignored(DiagnosticKind::QuarantineCapReached);
     }
@@ -809,14 +754,8 @@ fn inbox_quarantined(state: &mut ExecutionState, payload: Value, sequence: u64) 
 }
 
 fn inbox_released(state: &mut ExecutionState, payload: Value) -> Outcome {
-    let m = match take_object(payload, "INBOX_RELEASED") {
-        Ok(m) => m,
-        Err(o) => return o,
-    };
-    let topic = match key_field(&m, "topic") {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
+    let m = require!(take_object(payload, "INBOX_RELEASED"));
+    let topic = require!(key_field(&m, "topic"));
     let operator = m.get("operator").is_some_and(|x| !x.is_null());
     let auto = m
         .get("auto")
