@@ -49,6 +49,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => cli::check::run(args),
@@ -63,6 +64,17 @@ fn main() -> ExitCode {
         Command::Report(cmd) => cli::report_cmd::run(cmd),
     };
     ExitCode::from(code)
+}
+
+/// Rust ignores SIGPIPE, so `loom vectors list | head` would panic on a closed pipe.
+/// A command-line tool should end quietly instead, as every Unix filter does.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 #[cfg(test)]
