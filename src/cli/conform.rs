@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
     after_help = "Stores: memory | sqlite (fresh in-memory database per case) | sqlite:PATH (a scratch file) | \
 postgres://USER@HOST:PORT/DB (a fresh schema per run) | cmd:\"COMMAND\" (a stdio store adapter, see docs/protocols/store.md).\n\n\
 Kits: event-store, snapshot-store, archive-store, lifecycle, branch-registry, dispatcher, timer-store, \
-content-store, durable-state-store, read-model-store (the plugin tier, SPI-20; in-memory store only so far).\n\n\
+content-store, durable-state-store, read-model-store (the plugin tier, SPI-20; memory, sqlite and cmd: stores).\n\n\
 Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scratch.db --kit event-store\n  \
 loom conform --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --out conform-report/\n  \
 loom conform --store memory --case spi_07\n\nExit status: 0 all passed (skips allowed), 1 a case failed, errored or timed out, 2 usage error."
@@ -408,9 +408,21 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
             &NoHooks,
         )
         .await;
-        run.skip_plugin_tier(
-            "the SQLite store does not implement the plugin-tier SPIs yet; use --store memory",
-        );
+        run.kit::<_, ContentStoreKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.content())),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, DurableStateStoreKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.durable_state())),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, ReadModelStoreKit, _, _>(
+            |_, f| std::future::ready(db(f).map(|d| d.read_models())),
+            &NoHooks,
+        )
+        .await;
         return Ok(None);
     }
     if store.starts_with("postgres://") || store.starts_with("postgresql://") {

@@ -5,7 +5,8 @@
 //!
 //! - [`memory`]: deterministic in-memory stores for all six SPIs (tests, the simulator);
 //! - [`sqlite`]: the embedded default, all six SPIs over one SQLite database (rusqlite,
-//!   bundled), one transaction per call;
+//!   bundled), one transaction per call, and [`sqlite_plugin`], the plugin-tier SPIs
+//!   over the same database;
 //! - `postgres` (feature `postgres`): EventStore, SnapshotStore and ArchiveStore over
 //!   tokio-postgres, with `jsonb` payloads and database time for `storeNow`;
 //! - [`plugin_memory`]: in-memory stores for the plugin-tier SPIs (ContentStore,
@@ -30,6 +31,7 @@ pub mod plugin_memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
+pub mod sqlite_plugin;
 
 pub use clock::SystemClock;
 pub use memory::{
@@ -40,6 +42,7 @@ pub use plugin_memory::{MemoryContentStore, MemoryDurableStateStore, MemoryReadM
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+pub use sqlite_plugin::{SqliteContentStore, SqliteDurableStateStore, SqliteReadModelStore};
 
 use loom_kernel::spi::{StoreError, LEASE_DURATION_MS_MAX};
 

@@ -63,7 +63,8 @@ const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS loom_schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS loom_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO loom_counters (name, value) VALUES
-    ('incarnation', 0), ('dispatch', 0), ('queue_position', 0), ('lease', 0);
+    ('incarnation', 0), ('dispatch', 0), ('queue_position', 0), ('lease', 0),
+    ('read_model_cursor', 0);
 CREATE TABLE IF NOT EXISTS loom_streams (
     execution_id TEXT PRIMARY KEY,
     live INTEGER NOT NULL,
@@ -128,14 +129,42 @@ CREATE TABLE IF NOT EXISTS loom_timers (
     PRIMARY KEY (execution_id, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS loom_timers_due ON loom_timers (wake_at_ms, execution_id, key);
+CREATE TABLE IF NOT EXISTS loom_content (
+    digest TEXT PRIMARY KEY,
+    bytes BLOB NOT NULL,
+    public INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS loom_content_owners (
+    digest TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    PRIMARY KEY (digest, owner)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS loom_state (
+    key TEXT PRIMARY KEY,
+    value TEXT,
+    version INTEGER NOT NULL,
+    live INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS loom_read_models (
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    PRIMARY KEY (collection, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS loom_read_model_cursors (
+    serial INTEGER PRIMARY KEY,
+    token TEXT NOT NULL UNIQUE,
+    collection TEXT NOT NULL,
+    last_id TEXT NOT NULL
+);
 ";
 
-fn backend(e: impl std::fmt::Display) -> StoreError {
+pub(crate) fn backend(e: impl std::fmt::Display) -> StoreError {
     StoreError::backend(format!("sqlite: {e}"))
 }
 
 /// A stored integer that must be a non-negative u64.
-fn unsigned(value: i64, what: &str) -> Result<u64, StoreError> {
+pub(crate) fn unsigned(value: i64, what: &str) -> Result<u64, StoreError> {
     u64::try_from(value).map_err(|_| backend(format!("{what} {value} is negative")))
 }
 
@@ -247,6 +276,21 @@ impl SqliteStore {
         SqliteTimerStore { db: self.clone() }
     }
 
+    /// The ContentStore over this database (plugin tier).
+    pub fn content(&self) -> crate::sqlite_plugin::SqliteContentStore {
+        crate::sqlite_plugin::SqliteContentStore::new(self.clone())
+    }
+
+    /// The DurableStateStore over this database (plugin tier).
+    pub fn durable_state(&self) -> crate::sqlite_plugin::SqliteDurableStateStore {
+        crate::sqlite_plugin::SqliteDurableStateStore::new(self.clone())
+    }
+
+    /// The ReadModelStore over this database (plugin tier).
+    pub fn read_models(&self) -> crate::sqlite_plugin::SqliteReadModelStore {
+        crate::sqlite_plugin::SqliteReadModelStore::new(self.clone())
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave a half-written transaction: an
         // unfinished rusqlite Transaction rolls back when dropped.
@@ -256,7 +300,7 @@ impl SqliteStore {
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction: committed on `Ok`, rolled back on `Err`.
-    fn write<T>(
+    pub(crate) fn write<T>(
         &self,
         f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -270,7 +314,7 @@ impl SqliteStore {
     }
 
     /// Runs `f` in one deferred (read) transaction, so multi-statement reads are consistent.
-    fn read<T>(
+    pub(crate) fn read<T>(
         &self,
         f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -284,7 +328,7 @@ impl SqliteStore {
     }
 }
 
-fn bump(tx: &Transaction<'_>, counter: &str) -> Result<u64, StoreError> {
+pub(crate) fn bump(tx: &Transaction<'_>, counter: &str) -> Result<u64, StoreError> {
     let value: i64 = tx
         .query_row(
             "UPDATE loom_counters SET value = value + 1 WHERE name = ?1 RETURNING value",

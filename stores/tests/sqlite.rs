@@ -157,3 +157,82 @@ mod lifecycle {
         memory_db().map(|db| (db.events(), db.snapshots(), db.archive()))
     });
 }
+
+mod content {
+    use super::*;
+    loom_conformance::content_store_conformance!(|_case: &'static str| async {
+        memory_db().map(|db| db.content())
+    });
+}
+
+mod content_file {
+    use super::*;
+    loom_conformance::content_store_conformance!(|case: &'static str| async move {
+        Some(
+            SqliteStore::open(temp_db(case))
+                .expect("open sqlite file")
+                .content(),
+        )
+    });
+}
+
+mod durable_state {
+    use super::*;
+    loom_conformance::durable_state_store_conformance!(|_case: &'static str| async {
+        memory_db().map(|db| db.durable_state())
+    });
+}
+
+mod read_models {
+    use super::*;
+    loom_conformance::read_model_store_conformance!(|_case: &'static str| async {
+        memory_db().map(|db| db.read_models())
+    });
+}
+
+/// Cursors live in the database: a second handle on the same file accepts a cursor the
+/// first one issued, and versions of a deleted key keep rising after a reopen (SPI-20).
+#[tokio::test]
+async fn spi_20_sqlite_plugin_state_survives_reopen() {
+    use loom_kernel::spi::{DurableStateStore, QueryOptions, ReadModelStore};
+    let path = temp_db("plugin-reopen");
+    let first = SqliteStore::open(&path).unwrap();
+    let models = first.read_models();
+    for id in ["a", "b", "c"] {
+        models.upsert("c", id, serde_json::json!(id)).await.unwrap();
+    }
+    let page = models
+        .query(
+            "c",
+            QueryOptions {
+                limit: 1,
+                cursor: None,
+            },
+        )
+        .await
+        .unwrap();
+    let state = first.durable_state();
+    let v1 = state.put("k", serde_json::json!(1), None).await.unwrap();
+    state.delete("k", v1).await.unwrap();
+    drop((models, state, first));
+    let second = SqliteStore::open(&path).unwrap();
+    let next = second
+        .read_models()
+        .query(
+            "c",
+            QueryOptions {
+                limit: 5,
+                cursor: page.next_cursor,
+            },
+        )
+        .await
+        .unwrap();
+    let ids: Vec<&str> = next.docs.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, ["b", "c"]);
+    let v2 = second
+        .durable_state()
+        .put("k", serde_json::json!(2), None)
+        .await
+        .unwrap();
+    assert!(v2 > v1, "version {v2} after a delete of version {v1}");
+}
