@@ -116,6 +116,62 @@ pub(crate) struct RunState {
     crash_after: Option<u64>,
     /// Statements executed (bounded by RUN_STATEMENTS_MAX).
     statements: u64,
+    /// Where the log answers waits and buffers messages (Wave 2 `receive` / `select`).
+    mail: MailLog,
+    /// Buffered messages per topic already served to a `receive` / `select` this run.
+    mail_taken: BTreeMap<String, usize>,
+}
+
+/// What the log says about messages: the sequence at which each wait was first
+/// answered (a kernel-stamped `MESSAGE_CONSUMED` with `waitId`, or a kernel-stamped
+/// wait-addressed `EXECUTION_RESUMED`), and, per topic, the messages consumed for no
+/// wait, in log order. A re-run serves `receive` / `select` from this, never from the
+/// deliverer, so a delivered message is consumed exactly once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MailLog {
+    answered_at: BTreeMap<String, u64>,
+    buffered: BTreeMap<String, Vec<(u64, Value)>>,
+}
+
+impl MailLog {
+    /// Indexes the kernel-stamped message facts of `events`.
+    pub(crate) fn from_events<'a>(events: impl IntoIterator<Item = &'a EventEnvelope>) -> MailLog {
+        let mut mail = MailLog::default();
+        for e in events {
+            let kernel = e
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("kernel"))
+                .is_some_and(|k| k == &Value::Bool(true));
+            if !kernel {
+                continue;
+            }
+            let wait = e.payload.get("waitId").and_then(Value::as_str);
+            match e.event_type.as_str() {
+                "MESSAGE_CONSUMED" => match wait {
+                    Some(w) => {
+                        mail.answered_at.entry(w.to_owned()).or_insert(e.sequence);
+                    }
+                    None => {
+                        if let Some(topic) = e.payload.get("topic").and_then(Value::as_str) {
+                            let message = e.payload.get("message").cloned().unwrap_or(Value::Null);
+                            mail.buffered
+                                .entry(topic.to_owned())
+                                .or_default()
+                                .push((e.sequence, message));
+                        }
+                    }
+                },
+                "EXECUTION_RESUMED" => {
+                    if let Some(w) = wait {
+                        mail.answered_at.entry(w.to_owned()).or_insert(e.sequence);
+                    }
+                }
+                _ => {}
+            }
+        }
+        mail
+    }
 }
 
 /// Where a run begins: the folded log, the next sequence, the fence, a fault plan.
@@ -127,6 +183,8 @@ pub(crate) struct Start {
     /// Whether the divergence detector runs. A `resumeAs` run moves the execution onto
     /// other code on purpose, so it is not checked against the old code's log.
     pub check_divergence: bool,
+    /// The log's message facts (see [`MailLog`]).
+    pub mail: MailLog,
 }
 
 /// One run of a flow over one execution.
@@ -162,6 +220,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
             fence,
             crash_after,
             check_divergence,
+            mail,
         } = start;
         let mut recorded: BTreeSet<String> = state.frames.keys().map(|k| step_key(k)).collect();
         if let Some(d) = &state.variables.decisions {
@@ -215,6 +274,8 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                 parked: None,
                 crash_after,
                 statements: 0,
+                mail,
+                mail_taken: BTreeMap::new(),
             }),
         }
     }
@@ -493,7 +554,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                 Stmt::Fail(message) => Err(Stop::Error(FlowError::untyped(message.clone()))),
                 Stmt::ContinueAsNew(input) => {
                     self.check_reached()?;
-                    let to = format!("{}~next", self.exec_id);
+                    let to = super::wave2::continuation_id(&self.exec_id);
                     let payload =
                         json!({ "continuedTo": to.clone(), "input": self.resolve(input) });
                     self.append("EXECUTION_CONTINUED", payload, Some(kernel_meta()))
@@ -1140,7 +1201,11 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
         Ok(())
     }
 
-    /// `receive` / `select` over `_waitAnswers`; parks with `waits[]` when unanswered.
+    /// `receive` / `select`: served from the log, else parks with `waits[]`.
+    ///
+    /// The candidates are the waits answered in `_waitAnswers` and, per listed topic,
+    /// the next message consumed for no wait that this run has not served yet. The one
+    /// the log recorded first wins (`select` resolves by log order; ties by list order).
     async fn exec_waits(
         &self,
         waits: &[(String, String)],
@@ -1148,17 +1213,33 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
         select: bool,
     ) -> Result<(), Stop> {
         let answered = {
-            let st = self.st();
+            let mut st = self.st();
             let answers = st
                 .state
                 .variables
                 .get(keys::WAIT_ANSWERS)
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            waits
-                .iter()
-                .find_map(|(w, _)| answers.get(w).map(|a| (w.clone(), a.clone())))
+                .and_then(Value::as_object);
+            // (log position, list index, wait id, value, buffered topic)
+            let mut best: Option<(u64, usize, String, Value, Option<String>)> = None;
+            for (i, (w, t)) in waits.iter().enumerate() {
+                let mut offer = |seq: u64, value: Value, topic: Option<String>| {
+                    if best.as_ref().is_none_or(|b| (seq, i) < (b.0, b.1)) {
+                        best = Some((seq, i, w.clone(), value, topic));
+                    }
+                };
+                if let Some(a) = answers.and_then(|m| m.get(w)) {
+                    let seq = st.mail.answered_at.get(w).copied().unwrap_or(u64::MAX);
+                    offer(seq, a.clone(), None);
+                }
+                let taken = st.mail_taken.get(t).copied().unwrap_or(0);
+                if let Some((seq, m)) = st.mail.buffered.get(t).and_then(|q| q.get(taken)) {
+                    offer(*seq, m.clone(), Some(t.clone()));
+                }
+            }
+            if let Some((_, _, _, _, Some(topic))) = &best {
+                *st.mail_taken.entry(topic.clone()).or_default() += 1;
+            }
+            best.map(|(_, _, w, v, _)| (w, v))
         };
         if let Some((wait_id, answer)) = answered {
             let value = if select {

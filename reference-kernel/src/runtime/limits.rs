@@ -21,3 +21,6 @@ pub const TIMERS_PER_FIRE_MAX: usize = 1_000;
 pub const RUN_STATEMENTS_MAX: u64 = 10_000_000;
 /// Most diagnostics the runtime keeps in memory; older ones are dropped first.
 pub const DIAGNOSTICS_KEPT_MAX: usize = 10_000;
+/// Most executions one call starts by following `continueAsNew` (a flow that always
+/// continues would otherwise never return); `recover` on the last one goes on.
+pub const CONTINUATIONS_PER_CALL_MAX: usize = 64;

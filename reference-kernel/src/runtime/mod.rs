@@ -31,6 +31,7 @@ mod interp;
 pub mod limits;
 pub mod script;
 pub mod verify;
+mod wave2;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -45,6 +46,7 @@ pub use effects::{
 };
 pub use script::{CrashPoint, FlowScript, ScriptError, Stmt};
 pub use verify::{verify_flow, Finding, Wiring};
+pub use wave2::{continuation_id, Delivery, Release};
 
 use crate::envelope::EventEnvelope;
 use crate::fold::{fold, keys, ExecutionState};
@@ -639,9 +641,11 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
                 fence,
                 crash_after: self.take_fault(),
                 check_divergence: true,
+                mail: interp::MailLog::default(),
             },
         );
-        interp.run(Some(Value::Object(started))).await
+        let outcome = interp.run(Some(Value::Object(started))).await;
+        self.follow_continuations(execution_id, outcome).await
     }
 
     /// Resumes a parked execution: the ingress gate admits or refuses (nothing appended
@@ -672,6 +676,13 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
     pub async fn recover(&self, execution_id: &str) -> Result<RunOutcome, RuntimeError> {
         check_execution_id(execution_id)?;
         let (log, state) = self.read(execution_id).await?;
+        if let Some(to) = wave2::continued_to(&state) {
+            // A continued execution is terminal; recovering it starts its successor when
+            // a crash came between `EXECUTION_CONTINUED` and the successor's start.
+            return self
+                .follow_continuations(execution_id, Ok(RunOutcome::Continued { to }))
+                .await;
+        }
         let script = self.current_flow(&log)?;
         if let Some(recorded) = state.variables.get(keys::CODE_HASH).and_then(Value::as_str) {
             if script.code_fingerprint.as_deref() != Some(recorded) {
@@ -883,6 +894,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         let fence = self.fence(execution_id).await?;
         let appended = self.append_batch(execution_id, log, events, fence).await?;
         let next = appended.last().or(log.last()).map_or(0, |e| e.sequence + 1);
+        let mail = interp::MailLog::from_events(log.iter().chain(appended.iter()));
         let state = crate::fold::fold_owned(state, appended);
         let workflow_id = log
             .first()
@@ -899,8 +911,10 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
                 fence,
                 crash_after: self.take_fault(),
                 check_divergence,
+                mail,
             },
         );
-        interp.run(None).await
+        let outcome = interp.run(None).await;
+        self.follow_continuations(execution_id, outcome).await
     }
 }
