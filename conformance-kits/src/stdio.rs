@@ -28,11 +28,17 @@ use serde_json::{json, Value};
 
 use loom_kernel::envelope::EventEnvelope;
 use loom_kernel::snapshot::SnapshotRecord;
+use loom_kernel::spi::plugin::{Chunk, DurableStateStoreMethod, ReadModelStoreMethod};
 use loom_kernel::spi::{
     Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, ArchiveStoreMethod, BranchRecord,
-    BranchRegistry, Capabilities, EventStore, EventStoreCapabilities, EventStoreMethod, FenceToken,
-    Page, SealingCapability, SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod,
-    SpiMethod, StoreError, StoreErrorKind, STORE_ERROR_KIND_NAMES,
+    BranchRegistry, Capabilities, ContentAccess, ContentRef, ContentStore,
+    ContentStoreCapabilities, ContentStoreMethod, DispatchId, Document, DurableStateStore,
+    DurableStateStoreCapabilities, EventStore, EventStoreCapabilities, EventStoreMethod,
+    ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, Page, PutStreamAbort,
+    PutStreamOutcome, QueryOptions, ReadModelPage, ReadModelStore, ReadModelStoreCapabilities,
+    SealingCapability, SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod, SpiMethod,
+    StoreError, StoreErrorKind, Timer, TimerStore, Versioned, CONTENT_BYTES_MAX,
+    STORE_ERROR_KIND_NAMES,
 };
 use loom_report::Status;
 
@@ -40,7 +46,9 @@ use crate::case::Ctx;
 use crate::runner::CaseHooks;
 
 /// The protocol version this client speaks; `hello` must answer the same major.
-pub const PROTOCOL_VERSION: &str = "1.0";
+/// 1.1 added the dispatcher, the timer store and the three plugin-tier SPIs
+/// (additive: a 1.0 adapter simply does not list them in `hello`).
+pub const PROTOCOL_VERSION: &str = "1.1";
 /// How long one call may take before the adapter is declared hung and killed.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the adapter may take to start and answer `hello`.
@@ -60,6 +68,16 @@ pub const SPI_SNAPSHOT_STORE: &str = "snapshotStore";
 pub const SPI_ARCHIVE_STORE: &str = "archiveStore";
 /// See [`SPI_EVENT_STORE`].
 pub const SPI_BRANCH_REGISTRY: &str = "branchRegistry";
+/// See [`SPI_EVENT_STORE`] (protocol 1.1).
+pub const SPI_DISPATCHER: &str = "dispatcher";
+/// See [`SPI_EVENT_STORE`] (protocol 1.1).
+pub const SPI_TIMER_STORE: &str = "timerStore";
+/// See [`SPI_EVENT_STORE`] (protocol 1.1).
+pub const SPI_CONTENT_STORE: &str = "contentStore";
+/// See [`SPI_EVENT_STORE`] (protocol 1.1).
+pub const SPI_DURABLE_STATE_STORE: &str = "durableStateStore";
+/// See [`SPI_EVENT_STORE`] (protocol 1.1).
+pub const SPI_READ_MODEL_STORE: &str = "readModelStore";
 
 /// What went wrong with the adapter itself (not an SPI error it answered).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,8 +111,9 @@ struct Session {
 }
 
 /// A store behind a child process speaking the stdio store protocol. Cloning shares the
-/// process. Implements EventStore, SnapshotStore, ArchiveStore and BranchRegistry with
-/// the claims the adapter's `hello` made.
+/// process. Implements every SPI the protocol carries (EventStore, SnapshotStore,
+/// ArchiveStore, BranchRegistry, ExecutionDispatcher, TimerStore, ContentStore,
+/// DurableStateStore, ReadModelStore) with the claims the adapter's `hello` made.
 #[derive(Clone)]
 pub struct StdioStore {
     session: Arc<Mutex<Session>>,
@@ -765,5 +784,421 @@ impl BranchRegistry for StdioStore {
             )?,
             "branch records",
         )
+    }
+}
+
+impl StdioStore {
+    /// The `spiVersion` `hello` claims for `spi`, or "" when it lists none.
+    fn spi_version_of(&self, spi: &str) -> String {
+        self.hello()
+            .and_then(|h| {
+                h.get("spis")
+                    .and_then(|s| s.get(spi))
+                    .and_then(|c| c.get("spiVersion"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl ExecutionDispatcher for StdioStore {
+    fn spi_version(&self) -> String {
+        self.spi_version_of(SPI_DISPATCHER)
+    }
+    async fn register_target(&self, name: &str) -> Result<bool, StoreError> {
+        decode(
+            self.call("dispatcher.registerTarget", json!({ "name": name }))?,
+            "boolean",
+        )
+    }
+    async fn targets(&self) -> Result<Vec<String>, StoreError> {
+        decode(self.call("dispatcher.targets", json!({}))?, "targets")
+    }
+    async fn dispatch(&self, package: ExecutionPackage) -> Result<DispatchId, StoreError> {
+        decode(
+            self.call("dispatcher.dispatch", json!({ "package": package }))?,
+            "dispatch id",
+        )
+    }
+    async fn claim(
+        &self,
+        target: &str,
+        worker_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<Lease>, StoreError> {
+        decode(
+            self.call(
+                "dispatcher.claim",
+                json!({ "target": target, "workerId": worker_id, "nowMs": now_ms }),
+            )?,
+            "lease",
+        )
+    }
+    async fn renew(&self, lease: &Lease, now_ms: i64) -> Result<Lease, StoreError> {
+        decode(
+            self.call(
+                "dispatcher.renew",
+                json!({ "lease": lease, "nowMs": now_ms }),
+            )?,
+            "lease",
+        )
+    }
+    async fn complete(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.call("dispatcher.complete", json!({ "lease": lease }))
+            .map(|_| ())
+    }
+    async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.call("dispatcher.release", json!({ "lease": lease }))
+            .map(|_| ())
+    }
+    async fn expire_leases(&self, now_ms: i64) -> Result<Vec<DispatchId>, StoreError> {
+        decode(
+            self.call("dispatcher.expireLeases", json!({ "nowMs": now_ms }))?,
+            "dispatch ids",
+        )
+    }
+}
+
+impl TimerStore for StdioStore {
+    fn spi_version(&self) -> String {
+        self.spi_version_of(SPI_TIMER_STORE)
+    }
+    async fn schedule(&self, timer: Timer) -> Result<Timer, StoreError> {
+        decode(
+            self.call("timerStore.schedule", json!({ "timer": timer }))?,
+            "timer",
+        )
+    }
+    async fn due(&self, now_ms: i64, limit: usize) -> Result<Vec<Timer>, StoreError> {
+        decode(
+            self.call("timerStore.due", json!({ "nowMs": now_ms, "limit": limit }))?,
+            "timers",
+        )
+    }
+    async fn cancel(&self, execution_id: &str, key: &str) -> Result<bool, StoreError> {
+        decode(
+            self.call(
+                "timerStore.cancel",
+                json!({ "executionId": execution_id, "key": key }),
+            )?,
+            "boolean",
+        )
+    }
+}
+
+/// The standard base64 alphabet (RFC 4648 §4), which every language's standard library
+/// speaks; blobs travel as base64 strings because JSON has no bytes.
+const BASE64_ALPHABET: &[u8; 64] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `bytes` as padded standard base64.
+pub fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for group in bytes.chunks(3) {
+        let b = [
+            group[0],
+            group.get(1).copied().unwrap_or(0),
+            group.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if i <= group.len() {
+                out.push(char::from(BASE64_ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Decodes padded standard base64; anything else is an error naming the problem.
+pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    let bytes = text.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return Err(format!(
+            "base64 of length {} (not a multiple of 4)",
+            bytes.len()
+        ));
+    }
+    let value = |c: u8| -> Result<u32, String> {
+        match c {
+            b'A'..=b'Z' => Ok(u32::from(c - b'A')),
+            b'a'..=b'z' => Ok(u32::from(c - b'a') + 26),
+            b'0'..=b'9' => Ok(u32::from(c - b'0') + 52),
+            b'+' => Ok(62),
+            b'/' => Ok(63),
+            other => Err(format!("{:?} is not a base64 digit", char::from(other))),
+        }
+    };
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    let groups = bytes.len() / 4;
+    for (g, quad) in bytes.chunks(4).enumerate() {
+        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && g + 1 != groups) {
+            return Err("base64 padding in the wrong place".into());
+        }
+        let mut n = 0u32;
+        for &c in &quad[..4 - pad] {
+            n = (n << 6) | value(c)?;
+        }
+        n <<= 6 * pad as u32;
+        let decoded = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&decoded[..3 - pad]);
+    }
+    Ok(out)
+}
+
+fn owner_json(owner: &Option<ContentAccess>) -> Value {
+    owner.as_ref().map_or(Value::Null, |a| json!(a.owner))
+}
+
+fn content_ref(v: &Value) -> Result<ContentRef, StoreError> {
+    let digest = v.get("digest").and_then(Value::as_str);
+    let size = v.get("size").and_then(Value::as_u64);
+    match (digest, size) {
+        (Some(d), Some(size)) => Ok(ContentRef {
+            digest: d.to_string(),
+            size,
+        }),
+        _ => Err(StoreError::backend(format!(
+            "malformed content reference from the adapter: {v}"
+        ))),
+    }
+}
+
+/// Decodes a `putStream` result: `{"stored": ContentRef}` or `{"aborted": {...}}`.
+fn put_stream_outcome(v: &Value) -> Result<PutStreamOutcome, StoreError> {
+    if let Some(r) = v.get("stored") {
+        return content_ref(r).map(PutStreamOutcome::Stored);
+    }
+    let malformed =
+        || StoreError::backend(format!("malformed putStream outcome from the adapter: {v}"));
+    let aborted = v.get("aborted").ok_or_else(malformed)?;
+    match aborted.get("kind").and_then(Value::as_str) {
+        Some("chunk-error") => Ok(PutStreamOutcome::Aborted(PutStreamAbort::ChunkError {
+            message: aborted
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            bytes_read: aborted
+                .get("bytesRead")
+                .and_then(Value::as_u64)
+                .ok_or_else(malformed)?,
+        })),
+        Some("too-large") => Ok(PutStreamOutcome::Aborted(PutStreamAbort::TooLarge {
+            limit_bytes: aborted
+                .get("limitBytes")
+                .and_then(Value::as_u64)
+                .ok_or_else(malformed)?,
+        })),
+        _ => Err(malformed()),
+    }
+}
+
+impl ContentStore for StdioStore {
+    fn capabilities(&self) -> ContentStoreCapabilities {
+        self.claims::<ContentStoreMethod>(SPI_CONTENT_STORE, "0.0.0")
+    }
+    async fn put(
+        &self,
+        bytes: Vec<u8>,
+        owner: Option<ContentAccess>,
+    ) -> Result<ContentRef, StoreError> {
+        let v = self.call(
+            "contentStore.put",
+            json!({ "data": base64_encode(&bytes), "owner": owner_json(&owner) }),
+        )?;
+        content_ref(&v)
+    }
+    async fn get(
+        &self,
+        digest: &str,
+        owner: Option<ContentAccess>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let v = self.call(
+            "contentStore.get",
+            json!({ "digest": digest, "owner": owner_json(&owner) }),
+        )?;
+        match v {
+            Value::Null => Ok(None),
+            Value::String(text) => base64_decode(&text).map(Some).map_err(|e| {
+                StoreError::backend(format!("malformed content from the adapter: {e}"))
+            }),
+            other => Err(StoreError::backend(format!(
+                "the adapter answered {other} where base64 or null was expected"
+            ))),
+        }
+    }
+    async fn put_stream<I>(
+        &self,
+        chunks: I,
+        owner: Option<ContentAccess>,
+    ) -> Result<PutStreamOutcome, StoreError>
+    where
+        I: IntoIterator<Item = Chunk> + Send,
+        I::IntoIter: Send,
+    {
+        // The whole stream travels in one request. The client stops reading the source
+        // at the first failed chunk or at the chunk that takes the total past
+        // CONTENT_BYTES_MAX (a source may be endless); that chunk is still sent, so the
+        // adapter, not the client, decides the outcome.
+        let mut wire = Vec::new();
+        let mut total = 0usize;
+        for chunk in chunks {
+            match chunk {
+                Ok(bytes) => {
+                    total = total.saturating_add(bytes.len());
+                    wire.push(json!({ "data": base64_encode(&bytes) }));
+                    if total > CONTENT_BYTES_MAX {
+                        break;
+                    }
+                }
+                Err(message) => {
+                    wire.push(json!({ "error": message }));
+                    break;
+                }
+            }
+        }
+        let v = self.call(
+            "contentStore.putStream",
+            json!({ "chunks": wire, "owner": owner_json(&owner) }),
+        )?;
+        put_stream_outcome(&v)
+    }
+    async fn seals_content(&self) -> Result<bool, StoreError> {
+        decode(
+            self.call("contentStore.sealsContent", json!({}))?,
+            "boolean",
+        )
+    }
+}
+
+impl DurableStateStore for StdioStore {
+    fn capabilities(&self) -> DurableStateStoreCapabilities {
+        self.claims::<DurableStateStoreMethod>(SPI_DURABLE_STATE_STORE, "0.0.0")
+    }
+    async fn get(&self, key: &str) -> Result<Option<Versioned>, StoreError> {
+        let v = self.call("durableStateStore.get", json!({ "key": key }))?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        let version = v.get("version").and_then(Value::as_u64);
+        match (v.get("value"), version) {
+            (Some(value), Some(version)) => Ok(Some(Versioned {
+                value: value.clone(),
+                version,
+            })),
+            _ => Err(StoreError::backend(format!(
+                "malformed versioned value from the adapter: {v}"
+            ))),
+        }
+    }
+    async fn put(
+        &self,
+        key: &str,
+        value: Value,
+        expected_version: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        decode(
+            self.call(
+                "durableStateStore.put",
+                json!({ "key": key, "value": value, "expectedVersion": expected_version }),
+            )?,
+            "version",
+        )
+    }
+    async fn delete(&self, key: &str, expected_version: u64) -> Result<(), StoreError> {
+        self.call(
+            "durableStateStore.delete",
+            json!({ "key": key, "expectedVersion": expected_version }),
+        )
+        .map(|_| ())
+    }
+}
+
+impl ReadModelStore for StdioStore {
+    fn capabilities(&self) -> ReadModelStoreCapabilities {
+        self.claims::<ReadModelStoreMethod>(SPI_READ_MODEL_STORE, "0.0.0")
+    }
+    async fn upsert(&self, collection: &str, id: &str, doc: Value) -> Result<(), StoreError> {
+        self.call(
+            "readModelStore.upsert",
+            json!({ "collection": collection, "id": id, "doc": doc }),
+        )
+        .map(|_| ())
+    }
+    async fn get(&self, collection: &str, id: &str) -> Result<Option<Value>, StoreError> {
+        // Wrapped as {"doc": ...} because a stored document may itself be JSON null.
+        let v = self.call(
+            "readModelStore.get",
+            json!({ "collection": collection, "id": id }),
+        )?;
+        match v {
+            Value::Null => Ok(None),
+            Value::Object(mut o) => o.remove("doc").map(Some).ok_or_else(|| {
+                StoreError::backend("the adapter's readModelStore.get answer lacks \"doc\"")
+            }),
+            other => Err(StoreError::backend(format!(
+                "the adapter answered {other} where {{\"doc\": ...}} or null was expected"
+            ))),
+        }
+    }
+    async fn query(
+        &self,
+        collection: &str,
+        options: QueryOptions,
+    ) -> Result<ReadModelPage, StoreError> {
+        let v = self.call(
+            "readModelStore.query",
+            json!({ "collection": collection, "limit": options.limit, "cursor": options.cursor }),
+        )?;
+        let malformed =
+            || StoreError::backend(format!("malformed query page from the adapter: {v}"));
+        let docs = v
+            .get("docs")
+            .and_then(Value::as_array)
+            .ok_or_else(malformed)?
+            .iter()
+            .map(
+                |d| match (d.get("id").and_then(Value::as_str), d.get("doc")) {
+                    (Some(id), Some(doc)) => Ok(Document {
+                        id: id.to_string(),
+                        doc: doc.clone(),
+                    }),
+                    _ => Err(malformed()),
+                },
+            )
+            .collect::<Result<Vec<_>, _>>()?;
+        let next_cursor = match v.get("nextCursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(_) => return Err(malformed()),
+        };
+        Ok(ReadModelPage { docs, next_cursor })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trips_every_tail_length() {
+        assert_eq!(base64_encode(b""), "");
+        assert_eq!(base64_encode(b"f"), "Zg==");
+        assert_eq!(base64_encode(b"fo"), "Zm8=");
+        assert_eq!(base64_encode(b"foo"), "Zm9v");
+        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
+        for n in 0..40u8 {
+            let bytes: Vec<u8> = (0..n).map(|i| i.wrapping_mul(37)).collect();
+            assert_eq!(base64_decode(&base64_encode(&bytes)).unwrap(), bytes);
+        }
+        assert!(base64_decode("Zg=").is_err());
+        assert!(base64_decode("Z===").is_err());
+        assert!(base64_decode("Zg==Zg==").is_err());
+        assert!(base64_decode("Zm9*").is_err());
     }
 }

@@ -7,10 +7,15 @@ use std::time::Duration;
 
 use loom_conformance::kits::archive_store::ArchiveStoreKit;
 use loom_conformance::kits::branch_registry::BranchRegistryKit;
+use loom_conformance::kits::content_store::ContentStoreKit;
+use loom_conformance::kits::dispatcher::DispatcherKit;
+use loom_conformance::kits::durable_state_store::DurableStateStoreKit;
 use loom_conformance::kits::event_store::EventStoreKit;
 use loom_conformance::kits::lifecycle::LifecycleKit;
+use loom_conformance::kits::read_model_store::ReadModelStoreKit;
 use loom_conformance::kits::snapshot_store::SnapshotStoreKit;
-use loom_conformance::stdio::{StdioHooks, StdioStore};
+use loom_conformance::kits::timer_store::TimerStoreKit;
+use loom_conformance::stdio::{self, StdioHooks, StdioStore};
 use loom_conformance::{run_kit, Kit, RunOptions};
 use loom_report::{CaseResult, Status};
 
@@ -85,6 +90,74 @@ fn spi_22_python_adapter_passes_every_kit_through_the_protocol() {
         vec!["spi_08_store_now_is_non_negative".to_string()],
         "only storeNow is unclaimed"
     );
+}
+
+/// Protocol 1.1: the dispatcher, the timer store and the three plugin-tier SPIs go
+/// through the protocol too, and the example adapter passes every case of their kits
+/// (it claims every optional ContentStore feature, so nothing is skipped).
+#[test]
+fn spi_22_python_adapter_passes_the_protocol_1_1_kits() {
+    let Some(cmd) = adapter_cmd("") else { return };
+    let store = StdioStore::spawn(&cmd).expect("spawn the adapter");
+    for spi in [
+        stdio::SPI_DISPATCHER,
+        stdio::SPI_TIMER_STORE,
+        stdio::SPI_CONTENT_STORE,
+        stdio::SPI_DURABLE_STATE_STORE,
+        stdio::SPI_READ_MODEL_STORE,
+    ] {
+        assert!(store.implements(spi), "hello does not list {spi}");
+    }
+    let mut all = Vec::new();
+    all.extend(run::<_, DispatcherKit>(&store, StdioStore::clone));
+    all.extend(run::<_, TimerStoreKit>(&store, StdioStore::clone));
+    all.extend(run::<_, ContentStoreKit>(&store, StdioStore::clone));
+    all.extend(run::<_, DurableStateStoreKit>(&store, StdioStore::clone));
+    all.extend(run::<_, ReadModelStoreKit>(&store, StdioStore::clone));
+    let failed = failures(&all);
+    assert!(failed.is_empty(), "the Python adapter failed: {failed:#?}");
+    let expected = <DispatcherKit as Kit<StdioStore>>::cases().len()
+        + <TimerStoreKit as Kit<StdioStore>>::cases().len()
+        + <ContentStoreKit as Kit<StdioStore>>::cases().len()
+        + <DurableStateStoreKit as Kit<StdioStore>>::cases().len()
+        + <ReadModelStoreKit as Kit<StdioStore>>::cases().len();
+    let passed = all.iter().filter(|r| r.status == Status::Pass).count();
+    assert_eq!(passed, expected, "every case passes, none is skipped");
+}
+
+/// An adapter that keeps what an aborted `putStream` received breaks ADR 0059; both
+/// abort cases catch it, and no other ContentStore case fails.
+#[test]
+fn spi_20_partial_put_stream_adapter_is_caught_through_the_protocol() {
+    let Some(cmd) = adapter_cmd("--lie-partial-stream") else {
+        return;
+    };
+    let store = StdioStore::spawn(&cmd).expect("spawn the adapter");
+    let results = run::<_, ContentStoreKit>(&store, StdioStore::clone);
+    let mut failed: Vec<&str> = results
+        .iter()
+        .filter(|r| r.status.is_failure())
+        .map(|r| r.case_id.as_str())
+        .collect();
+    failed.sort_unstable();
+    assert_eq!(
+        failed,
+        [
+            "spi_20_put_stream_chunk_error_stores_nothing",
+            "spi_20_put_stream_over_the_limit_stores_nothing"
+        ],
+        "{results:#?}"
+    );
+    for r in results.iter().filter(|r| r.status.is_failure()) {
+        assert_eq!(r.status, Status::Fail, "{r:?}");
+        assert!(
+            r.message
+                .as_deref()
+                .unwrap_or("")
+                .contains("partial object"),
+            "{r:?}"
+        );
+    }
 }
 
 #[test]

@@ -10,23 +10,35 @@ one JSON response per line on stdout, answered in order:
     {"id": 1, "method": "eventStore.append", "params": {...}}
     {"id": 1, "result": {...}}       or       {"id": 1, "error": {"kind": "conflict", ...}}
 
-Logs go to stderr; stdout carries protocol lines only.
+Logs go to stderr; stdout carries protocol lines only. Blobs (ContentStore) travel
+as standard base64 strings, because JSON has no bytes.
 
-Usage: python3 adapter.py [--db PATH] [--lie]
-  --db PATH   keep the data in PATH (default: an in-memory database)
-  --lie       claim `storeNow` without implementing it (a deliberately broken
-              adapter, for the kit meta-tests: the probe must catch it)
+Usage: python3 adapter.py [--db PATH] [--lie] [--lie-partial-stream]
+  --db PATH             keep the data in PATH (default: an in-memory database)
+  --lie                 claim `storeNow` without implementing it (a deliberately broken
+                        adapter, for the kit meta-tests: the probe must catch it)
+  --lie-partial-stream  keep what an aborted putStream received (breaks the ADR 0059
+                        all-or-nothing rule; the putStream abort cases must catch it)
 """
 
+import base64
+import hashlib
 import json
+import re
+import secrets
 import sqlite3
 import sys
 
-PROTOCOL_VERSION = "1.0"
+PROTOCOL_VERSION = "1.1"
 EVENT_STORE_SPI_VERSION = "2.6.0"
 SNAPSHOT_STORE_SPI_VERSION = "1.3.0"
 ARCHIVE_STORE_SPI_VERSION = "1.1.0"
 BRANCH_REGISTRY_SPI_VERSION = "1.0.0"
+DISPATCHER_SPI_VERSION = "1.0.0"
+TIMER_STORE_SPI_VERSION = "1.0.0"
+CONTENT_STORE_SPI_VERSION = "1.5.0"
+DURABLE_STATE_STORE_SPI_VERSION = "1.0.0"
+READ_MODEL_STORE_SPI_VERSION = "1.0.0"
 
 # Limits, the same as the reference stores (loom_kernel::spi).
 APPEND_BATCH_EVENTS_MAX = 10_000
@@ -34,6 +46,16 @@ LIST_PAGE_LIMIT_MAX = 10_000
 ID_BYTES_MAX = 1024
 SEQUENCE_MAX = 2**63 - 1
 BRANCH_CHAIN_LEN_MAX = 1024
+DISPATCH_QUEUE_LEN_MAX = 1_000_000
+LEASE_DURATION_MS = 30_000  # how long a claim lasts; a renew extends it by as much
+TIMER_DUE_LIMIT_MAX = 10_000
+CONTENT_BYTES_MAX = 8 * 1024 * 1024
+DOCUMENT_BYTES_MAX = 1024 * 1024
+READ_MODEL_LIMIT_MAX = 1_000
+# Read-model cursors we remember; the oldest are forgotten first (a client holding
+# one gets invalid-argument and starts over). Bounded so the table cannot grow forever.
+ISSUED_CURSORS_MAX = 10_000
+DIGEST_RE = re.compile(r"\Asha256:[0-9a-f]{64}\Z")
 
 EVENT_METHODS = [
     "readRange", "acquireFence", "acquireFenceIf", "appendIfUnchanged",
@@ -42,6 +64,7 @@ EVENT_METHODS = [
 ]
 SNAPSHOT_METHODS = ["deleteExecution", "loadLatestSealed", "pruneSnapshots", "listSequences"]
 ARCHIVE_METHODS = ["deleteExecution", "replaceSegments"]
+CONTENT_METHODS = ["putStream", "contentAccess", "sealsContent"]
 
 SCHEMA = """
 CREATE TABLE streams (
@@ -75,9 +98,44 @@ CREATE TABLE branches (
     parent_execution_id TEXT NOT NULL,
     record TEXT NOT NULL
 );
+CREATE TABLE targets (name TEXT PRIMARY KEY);
+CREATE TABLE dispatch (
+    dispatch_id INTEGER PRIMARY KEY,
+    execution_id TEXT NOT NULL UNIQUE,
+    package TEXT NOT NULL,
+    compute_target TEXT,
+    queue_position INTEGER,
+    lease_id INTEGER,
+    target TEXT,
+    worker_id TEXT,
+    deadline_ms INTEGER
+);
+CREATE TABLE timers (
+    execution_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    wake_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (execution_id, key)
+);
+CREATE TABLE content (digest TEXT PRIMARY KEY, bytes BLOB NOT NULL, public INTEGER NOT NULL);
+CREATE TABLE content_owners (digest TEXT NOT NULL, owner TEXT NOT NULL, PRIMARY KEY (digest, owner));
+CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT, version INTEGER NOT NULL, live INTEGER NOT NULL);
+CREATE TABLE read_models (
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    PRIMARY KEY (collection, id)
+);
+CREATE TABLE read_model_cursors (
+    serial INTEGER PRIMARY KEY,
+    token TEXT NOT NULL UNIQUE,
+    collection TEXT NOT NULL,
+    last_id TEXT NOT NULL
+);
 """
 
-TABLES = ["streams", "events", "counters", "snapshots", "archive", "branches"]
+TABLES = ["streams", "events", "counters", "snapshots", "archive", "branches", "targets",
+          "dispatch", "timers", "content", "content_owners", "state", "read_models",
+          "read_model_cursors"]
 # One transaction, so a reset is all or nothing too. `DELETE FROM t` without a WHERE
 # clause is SQLite's truncate optimisation: it drops the table's pages wholesale.
 RESET_SCRIPT = "BEGIN IMMEDIATE;" + "".join(f"DELETE FROM {t};" for t in TABLES) + "COMMIT;"
@@ -91,6 +149,9 @@ class StoreError(Exception):
         self.kind = kind
         self.message = message
         self.facts = facts
+        # True when the request's writes must be committed even though it answers this
+        # error (the dispatcher re-queues an expired lease and reports it lost).
+        self.commit = False
 
     def to_json(self):
         out = {"kind": self.kind, "message": self.message}
@@ -148,6 +209,32 @@ def check_fence(current, presented):
                          presented=presented, current=current)
 
 
+def check_int(what, value, lo, hi):
+    if not isinstance(value, int) or isinstance(value, bool) or value < lo or value > hi:
+        raise invalid(f"{what} must be an integer in {lo}..={hi}")
+
+
+def check_digest(digest):
+    if not isinstance(digest, str) or not DIGEST_RE.match(digest):
+        raise invalid(f"{digest!r} is not sha256:<64 lowercase hex>")
+
+
+def check_owner(owner):
+    if owner is not None:
+        check_id("owner", owner)
+
+
+def check_document(value):
+    text = dump(value)
+    if len(text.encode("utf-8")) > DOCUMENT_BYTES_MAX:
+        raise invalid(f"the document is longer than {DOCUMENT_BYTES_MAX} bytes")
+    return text
+
+
+def content_ref(data):
+    return {"digest": "sha256:" + hashlib.sha256(data).hexdigest(), "size": len(data)}
+
+
 def dump(value):
     # Compact and key order kept: the kits compare parsed JSON, never bytes, but keeping
     # what we were given is the honest default for a log.
@@ -155,9 +242,10 @@ def dump(value):
 
 
 class Store:
-    def __init__(self, path, lie):
+    def __init__(self, path, lie, lie_partial_stream=False):
         self.path = path
         self.lie = lie
+        self.lie_partial_stream = lie_partial_stream
         self.db = None
         self.reset()
 
@@ -187,6 +275,9 @@ class Store:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             result = fn(*args)
+        except StoreError as e:
+            self.db.execute("COMMIT" if e.commit else "ROLLBACK")
+            raise
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
@@ -206,6 +297,11 @@ class Store:
                 "snapshotStore": {"spiVersion": SNAPSHOT_STORE_SPI_VERSION, "methods": SNAPSHOT_METHODS},
                 "archiveStore": {"spiVersion": ARCHIVE_STORE_SPI_VERSION, "methods": ARCHIVE_METHODS},
                 "branchRegistry": {"spiVersion": BRANCH_REGISTRY_SPI_VERSION, "methods": []},
+                "dispatcher": {"spiVersion": DISPATCHER_SPI_VERSION, "methods": []},
+                "timerStore": {"spiVersion": TIMER_STORE_SPI_VERSION, "methods": []},
+                "contentStore": {"spiVersion": CONTENT_STORE_SPI_VERSION, "methods": CONTENT_METHODS},
+                "durableStateStore": {"spiVersion": DURABLE_STATE_STORE_SPI_VERSION, "methods": []},
+                "readModelStore": {"spiVersion": READ_MODEL_STORE_SPI_VERSION, "methods": []},
             },
         }
 
@@ -223,10 +319,14 @@ class Store:
     def anchor(self, s):
         return {"incarnation": s["incarnation"], "nextSequence": s["next"], "fence": s["fence"]}
 
+    def bump(self, name):
+        """The next value of a store-wide counter (1, 2, ...); `reset` restarts them."""
+        self.db.execute("INSERT OR IGNORE INTO counters VALUES (?, 0)", (name,))
+        self.db.execute("UPDATE counters SET value = value + 1 WHERE name = ?", (name,))
+        return self.db.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0]
+
     def new_incarnation(self):
-        self.db.execute("INSERT OR IGNORE INTO counters VALUES ('incarnation', 0)")
-        self.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'incarnation'")
-        return self.db.execute("SELECT value FROM counters WHERE name = 'incarnation'").fetchone()[0]
+        return self.bump("incarnation")
 
     def write(self, execution_id, events):
         s = self.stream(execution_id)
@@ -452,6 +552,289 @@ class Store:
             "SELECT record FROM branches WHERE parent_execution_id = ? ORDER BY execution_id",
             (p["parentExecutionId"],))]
 
+    # -- ExecutionDispatcher ----------------------------------------------------------
+    # A FIFO queue: `queue_position` orders queued packages (NULL while leased); a
+    # leased row holds its lease id, target, worker and deadline. Every time comes from
+    # the caller's `nowMs`: the dispatcher never reads a clock.
+
+    def requeue(self, dispatch_id):
+        self.db.execute(
+            "UPDATE dispatch SET queue_position = ?, lease_id = NULL, target = NULL, worker_id = NULL, "
+            "deadline_ms = NULL WHERE dispatch_id = ?", (self.bump("queue_position"), dispatch_id))
+
+    def expire(self, now_ms):
+        ids = [r[0] for r in self.db.execute(
+            "SELECT dispatch_id FROM dispatch WHERE lease_id IS NOT NULL AND deadline_ms <= ? "
+            "ORDER BY dispatch_id", (now_ms,)).fetchall()]
+        for dispatch_id in ids:
+            self.requeue(dispatch_id)
+        return ids
+
+    def target_registered(self, name):
+        return self.db.execute("SELECT 1 FROM targets WHERE name = ?", (name,)).fetchone() is not None
+
+    def live_lease(self, lease):
+        """The stored deadline of `lease` if it is still its dispatch's lease, else None."""
+        row = self.db.execute("SELECT lease_id, deadline_ms FROM dispatch WHERE dispatch_id = ?",
+                              (lease["dispatchId"],)).fetchone()
+        if row is None or row[0] is None or row[0] != lease["leaseId"]:
+            return None
+        return row[1]
+
+    def register_target(self, p):
+        check_id("target", p["name"])
+        return self.db.execute("INSERT OR IGNORE INTO targets VALUES (?)", (p["name"],)).rowcount == 1
+
+    def targets(self, _p):
+        return [r[0] for r in self.db.execute("SELECT name FROM targets ORDER BY name")]
+
+    def dispatch(self, p):
+        pkg = p["package"]
+        check_id("execution id", pkg.get("executionId"))
+        check_id("flow id", pkg.get("flowId"))
+        hint, target = pkg.get("resumeHint"), pkg.get("computeTarget")
+        if hint is not None and (not isinstance(hint, str) or len(hint.encode("utf-8")) > ID_BYTES_MAX):
+            raise invalid(f"resume hint must be a string of at most {ID_BYTES_MAX} bytes")
+        if target is not None:
+            check_id("compute target", target)
+            if not self.target_registered(target):
+                raise StoreError("not-found", f"compute target {target!r} is not registered")
+        if self.db.execute("SELECT 1 FROM dispatch WHERE execution_id = ?", (pkg["executionId"],)).fetchone():
+            raise StoreError("already-exists", f"execution {pkg['executionId']!r} is already queued or leased")
+        if self.db.execute("SELECT COUNT(*) FROM dispatch").fetchone()[0] >= DISPATCH_QUEUE_LEN_MAX:
+            raise invalid(f"the dispatcher holds {DISPATCH_QUEUE_LEN_MAX} packages")
+        dispatch_id = self.bump("dispatch")
+        package = {k: pkg[k] for k in ("executionId", "flowId", "resumeHint", "computeTarget")
+                   if pkg.get(k) is not None}
+        self.db.execute("INSERT INTO dispatch (dispatch_id, execution_id, package, compute_target, "
+                        "queue_position) VALUES (?, ?, ?, ?, ?)",
+                        (dispatch_id, pkg["executionId"], dump(package), target, self.bump("queue_position")))
+        return dispatch_id
+
+    def claim(self, p):
+        target, worker, now_ms = p["target"], p["workerId"], p["nowMs"]
+        check_id("worker id", worker)
+        check_int("nowMs", now_ms, -2**63, 2**63 - 1)
+        if not self.target_registered(target):
+            raise StoreError("not-found", f"target {target!r} is not registered")
+        self.expire(now_ms)
+        row = self.db.execute(
+            "SELECT dispatch_id, package FROM dispatch WHERE queue_position IS NOT NULL "
+            "AND (compute_target IS NULL OR compute_target = ?) ORDER BY queue_position LIMIT 1",
+            (target,)).fetchone()
+        if row is None:
+            return None
+        lease_id, deadline = self.bump("lease"), min(now_ms + LEASE_DURATION_MS, 2**63 - 1)
+        self.db.execute("UPDATE dispatch SET queue_position = NULL, lease_id = ?, target = ?, worker_id = ?, "
+                        "deadline_ms = ? WHERE dispatch_id = ?", (lease_id, target, worker, deadline, row[0]))
+        return {"leaseId": lease_id, "dispatchId": row[0], "package": json.loads(row[1]),
+                "target": target, "workerId": worker, "deadlineMs": deadline}
+
+    def renew(self, p):
+        lease, now_ms = p["lease"], p["nowMs"]
+        deadline = self.live_lease(lease)
+        if deadline is None:
+            raise StoreError("lease-lost", f"lease {lease['leaseId']} is no longer live")
+        if deadline <= now_ms:
+            self.requeue(lease["dispatchId"])
+            lost = StoreError("lease-lost", f"lease {lease['leaseId']} expired")
+            lost.commit = True  # the re-queue stands even though the answer is an error
+            raise lost
+        new_deadline = min(now_ms + LEASE_DURATION_MS, 2**63 - 1)
+        self.db.execute("UPDATE dispatch SET deadline_ms = ? WHERE dispatch_id = ?",
+                        (new_deadline, lease["dispatchId"]))
+        return dict(lease, deadlineMs=new_deadline)
+
+    def complete(self, p):
+        lease = p["lease"]
+        if self.live_lease(lease) is None:
+            raise StoreError("lease-lost", f"lease {lease['leaseId']} is no longer live")
+        self.db.execute("DELETE FROM dispatch WHERE dispatch_id = ?", (lease["dispatchId"],))
+        return None
+
+    def release(self, p):
+        lease = p["lease"]
+        if self.live_lease(lease) is None:
+            raise StoreError("lease-lost", f"lease {lease['leaseId']} is no longer live")
+        self.requeue(lease["dispatchId"])
+        return None
+
+    def expire_leases(self, p):
+        return self.expire(p["nowMs"])
+
+    # -- TimerStore -------------------------------------------------------------------
+
+    def timer_schedule(self, p):
+        t = p["timer"]
+        check_id("execution id", t.get("executionId"))
+        check_id("timer key", t.get("key"))
+        check_int("wakeAtMs", t.get("wakeAtMs"), -2**63, 2**63 - 1)
+        row = self.db.execute("SELECT wake_at_ms FROM timers WHERE execution_id = ? AND key = ?",
+                              (t["executionId"], t["key"])).fetchone()
+        if row is not None:  # idempotent: a replayed schedule cannot move a deadline
+            return {"executionId": t["executionId"], "wakeAtMs": row[0], "key": t["key"]}
+        self.db.execute("INSERT INTO timers VALUES (?, ?, ?)", (t["executionId"], t["key"], t["wakeAtMs"]))
+        return {"executionId": t["executionId"], "wakeAtMs": t["wakeAtMs"], "key": t["key"]}
+
+    def timer_due(self, p):
+        check_int("due limit", p["limit"], 1, TIMER_DUE_LIMIT_MAX)
+        return [{"executionId": r[0], "wakeAtMs": r[1], "key": r[2]} for r in self.db.execute(
+            "SELECT execution_id, wake_at_ms, key FROM timers WHERE wake_at_ms <= ? "
+            "ORDER BY wake_at_ms, execution_id, key LIMIT ?", (p["nowMs"], p["limit"]))]
+
+    def timer_cancel(self, p):
+        return self.db.execute("DELETE FROM timers WHERE execution_id = ? AND key = ?",
+                               (p["executionId"], p["key"])).rowcount == 1
+
+    # -- ContentStore -----------------------------------------------------------------
+    # Content is addressed by the sha256 of its bytes. Bytes put without an owner are
+    # public; bytes put only by owners are readable only by a get naming one of them.
+
+    def publish(self, data, owner):
+        ref = content_ref(data)
+        self.db.execute("INSERT INTO content VALUES (?, ?, ?) ON CONFLICT(digest) DO UPDATE "
+                        "SET public = MAX(public, excluded.public)",
+                        (ref["digest"], data, 1 if owner is None else 0))
+        if owner is not None:
+            self.db.execute("INSERT OR IGNORE INTO content_owners VALUES (?, ?)", (ref["digest"], owner))
+        return ref
+
+    def content_put(self, p):
+        owner = p.get("owner")
+        check_owner(owner)
+        data = base64.b64decode(p["data"], validate=True)
+        if len(data) > CONTENT_BYTES_MAX:
+            raise invalid(f"content is {len(data)} bytes, the limit is {CONTENT_BYTES_MAX}")
+        return self.publish(data, owner)
+
+    def content_get(self, p):
+        digest, owner = p["digest"], p.get("owner")
+        check_digest(digest)
+        check_owner(owner)
+        row = self.db.execute(
+            "SELECT bytes FROM content c WHERE c.digest = ? AND (c.public = 1 OR (? IS NOT NULL AND "
+            "EXISTS (SELECT 1 FROM content_owners o WHERE o.digest = c.digest AND o.owner = ?)))",
+            (digest, owner, owner)).fetchone()
+        return None if row is None else base64.b64encode(row[0]).decode("ascii")
+
+    def content_put_stream(self, p):
+        owner = p.get("owner")
+        check_owner(owner)
+        # Chunks collect in a private buffer; nothing is written until the stream has
+        # ended well, so an abort leaves no object, whole or partial (ADR 0059).
+        buffer = bytearray()
+        aborted = None
+        for chunk in p["chunks"]:
+            if "error" in chunk:
+                aborted = {"kind": "chunk-error", "message": str(chunk["error"]), "bytesRead": len(buffer)}
+                break
+            data = base64.b64decode(chunk["data"], validate=True)
+            if len(buffer) + len(data) > CONTENT_BYTES_MAX:
+                aborted = {"kind": "too-large", "limitBytes": CONTENT_BYTES_MAX}
+                break
+            buffer.extend(data)
+        if aborted is not None:
+            if self.lie_partial_stream and buffer:
+                self.publish(bytes(buffer), owner)  # the deliberate bug: a prefix is kept
+            return {"aborted": aborted}
+        return {"stored": self.publish(bytes(buffer), owner)}
+
+    def content_seals(self, _p):
+        return False  # the bytes sit in SQLite as they were put
+
+    # -- DurableStateStore ------------------------------------------------------------
+    # Compare-and-set by version. A deleted key keeps its row (live = 0) and its last
+    # version, so a re-created key continues above it and an old version never matches.
+
+    def state_row(self, key):
+        return self.db.execute("SELECT value, version, live FROM state WHERE key = ?", (key,)).fetchone()
+
+    def state_get(self, p):
+        check_id("key", p["key"])
+        row = self.state_row(p["key"])
+        if row is None or not row[2]:
+            return None
+        return {"value": json.loads(row[0]), "version": row[1]}
+
+    def state_put(self, p):
+        key, expected = p["key"], p.get("expectedVersion")
+        check_id("key", key)
+        text = check_document(p["value"])
+        if expected is not None:
+            check_seq("expectedVersion", expected)
+        row = self.state_row(key)
+        current = row[1] if row is not None and row[2] else None
+        if current != expected:
+            raise StoreError("conflict", f"expected version {expected or 0}, the key is at {current or 0} "
+                             "(0 = absent)", expectedNext=expected or 0, actualNext=current or 0)
+        version = (row[1] if row is not None else 0) + 1
+        self.db.execute("INSERT INTO state VALUES (?, ?, ?, 1) ON CONFLICT(key) DO UPDATE "
+                        "SET value = excluded.value, version = excluded.version, live = 1",
+                        (key, text, version))
+        return version
+
+    def state_delete(self, p):
+        key, expected = p["key"], p["expectedVersion"]
+        check_id("key", key)
+        check_seq("expectedVersion", expected)
+        row = self.state_row(key)
+        if row is None or not row[2]:
+            raise StoreError("not-found", f"no state under {key!r}")
+        if row[1] != expected:
+            raise StoreError("conflict", f"expected version {expected}, the key is at {row[1]}",
+                             expectedNext=expected, actualNext=row[1])
+        self.db.execute("UPDATE state SET value = NULL, live = 0 WHERE key = ?", (key,))
+        return None
+
+    # -- ReadModelStore ---------------------------------------------------------------
+    # Cursors are random tokens we hand out and remember (bounded), so only a cursor we
+    # issued, for the collection we issued it for, is accepted; anything else is
+    # invalid-argument, never a silent restart from the top.
+
+    def rm_upsert(self, p):
+        check_id("collection", p["collection"])
+        check_id("document id", p["id"])
+        text = check_document(p["doc"])
+        self.db.execute("INSERT INTO read_models VALUES (?, ?, ?) ON CONFLICT(collection, id) DO UPDATE "
+                        "SET doc = excluded.doc", (p["collection"], p["id"], text))
+        return None
+
+    def rm_get(self, p):
+        check_id("collection", p["collection"])
+        check_id("document id", p["id"])
+        row = self.db.execute("SELECT doc FROM read_models WHERE collection = ? AND id = ?",
+                              (p["collection"], p["id"])).fetchone()
+        # Wrapped, because a stored document may itself be JSON null.
+        return None if row is None else {"doc": json.loads(row[0])}
+
+    def rm_query(self, p):
+        collection, limit, cursor = p["collection"], p["limit"], p.get("cursor")
+        check_id("collection", collection)
+        check_int("query limit", limit, 1, READ_MODEL_LIMIT_MAX)
+        after = None
+        if cursor is not None:
+            row = None
+            if isinstance(cursor, str):
+                row = self.db.execute("SELECT collection, last_id FROM read_model_cursors WHERE token = ?",
+                                      (cursor,)).fetchone()
+            if row is None:
+                raise invalid("the cursor was not issued by this store (or was forgotten)")
+            if row[0] != collection:
+                raise invalid("the cursor was issued for another collection")
+            after = row[1]
+        rows = self.db.execute(
+            "SELECT id, doc FROM read_models WHERE collection = ? AND (? IS NULL OR id > ?) ORDER BY id LIMIT ?",
+            (collection, after, after, limit + 1)).fetchall()
+        docs = [{"id": r[0], "doc": json.loads(r[1])} for r in rows[:limit]]
+        next_cursor = None
+        if len(rows) > limit:
+            serial = self.bump("read_model_cursor")
+            next_cursor = f"rm{serial}.{secrets.token_hex(8)}"
+            self.db.execute("INSERT INTO read_model_cursors VALUES (?, ?, ?, ?)",
+                            (serial, next_cursor, collection, docs[-1]["id"]))
+            self.db.execute("DELETE FROM read_model_cursors WHERE serial <= ?", (serial - ISSUED_CURSORS_MAX,))
+        return {"docs": docs, "nextCursor": next_cursor}
+
 
 def handlers(store):
     return {
@@ -483,11 +866,32 @@ def handlers(store):
         "branchRegistry.register": store.branch_register,
         "branchRegistry.get": store.branch_get,
         "branchRegistry.children": store.branch_children,
+        "dispatcher.registerTarget": store.register_target,
+        "dispatcher.targets": store.targets,
+        "dispatcher.dispatch": store.dispatch,
+        "dispatcher.claim": store.claim,
+        "dispatcher.renew": store.renew,
+        "dispatcher.complete": store.complete,
+        "dispatcher.release": store.release,
+        "dispatcher.expireLeases": store.expire_leases,
+        "timerStore.schedule": store.timer_schedule,
+        "timerStore.due": store.timer_due,
+        "timerStore.cancel": store.timer_cancel,
+        "contentStore.put": store.content_put,
+        "contentStore.get": store.content_get,
+        "contentStore.putStream": store.content_put_stream,
+        "contentStore.sealsContent": store.content_seals,
+        "durableStateStore.get": store.state_get,
+        "durableStateStore.put": store.state_put,
+        "durableStateStore.delete": store.state_delete,
+        "readModelStore.upsert": store.rm_upsert,
+        "readModelStore.get": store.rm_get,
+        "readModelStore.query": store.rm_query,
     }
 
 
 def main(argv):
-    path, lie = ":memory:", False
+    path, lie, lie_partial_stream = ":memory:", False, False
     args = list(argv[1:])
     while args:
         arg = args.pop(0)
@@ -495,10 +899,12 @@ def main(argv):
             path = args.pop(0)
         elif arg == "--lie":
             lie = True
+        elif arg == "--lie-partial-stream":
+            lie_partial_stream = True
         else:
             print(f"unknown argument {arg!r}", file=sys.stderr)
             return 2
-    store = Store(path, lie)
+    store = Store(path, lie, lie_partial_stream)
     table = handlers(store)
     # Methods that only read or that manage the session run outside a transaction.
     no_tx = {"hello", "reset"}

@@ -491,10 +491,38 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
         } else {
             run.skip::<StdioStore, BranchRegistryKit>(&not(stdio::SPI_BRANCH_REGISTRY));
         }
-        let why = "the stdio store protocol 1.0 does not carry this SPI";
-        run.skip::<MemoryDispatcher, DispatcherKit>(why);
-        run.skip::<MemoryTimerStore, TimerStoreKit>(why);
-        run.skip_plugin_tier(why);
+        // Protocol 1.1 SPIs. The dispatcher and timer kits need a store holding no
+        // other case's data; `reset` before each case gives exactly that.
+        if has(stdio::SPI_DISPATCHER) {
+            run.kit::<_, DispatcherKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, DispatcherKit>(&not(stdio::SPI_DISPATCHER));
+        }
+        if has(stdio::SPI_TIMER_STORE) {
+            run.kit::<_, TimerStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, TimerStoreKit>(&not(stdio::SPI_TIMER_STORE));
+        }
+        if has(stdio::SPI_CONTENT_STORE) {
+            run.kit::<_, ContentStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, ContentStoreKit>(&not(stdio::SPI_CONTENT_STORE));
+        }
+        if has(stdio::SPI_DURABLE_STATE_STORE) {
+            run.kit::<_, DurableStateStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, DurableStateStoreKit>(&not(stdio::SPI_DURABLE_STATE_STORE));
+        }
+        if has(stdio::SPI_READ_MODEL_STORE) {
+            run.kit::<_, ReadModelStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+                .await;
+        } else {
+            run.skip::<StdioStore, ReadModelStoreKit>(&not(stdio::SPI_READ_MODEL_STORE));
+        }
         return Ok(adapter.hello());
     }
     Err(format!(
