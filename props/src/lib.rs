@@ -38,8 +38,9 @@ mod violation;
 pub use canonical::{canonical_json, reference_canonical, CanonicalInput};
 pub use emit::{emit_identity, EmitInput};
 pub use fold::{
-    fold_snapshot_equivalence, fold_snapshot_equivalence_with, fold_total, versioned_fold,
-    FoldSnapshotInput, FoldTotalInput, VersionedFoldInput,
+    fold_snapshot_equivalence, fold_snapshot_equivalence_every_k,
+    fold_snapshot_equivalence_every_k_with, fold_snapshot_equivalence_with, fold_total,
+    versioned_fold, FoldSnapshotInput, FoldTotalInput, VersionedFoldInput,
 };
 pub use ingress::{ingress_refusal, ingress_refusal_with, IngressInput};
 pub use kernel::{KernelUnderTest, Reference, ResumeOutcome};
