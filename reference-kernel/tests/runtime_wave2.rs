@@ -648,3 +648,123 @@ fn compat_11_with_the_flags_off_the_kernel_never_writes_them() {
 fn log_of(rt: &Rt, id: &str) -> Vec<EventEnvelope> {
     block_on(rt.store().read(id)).unwrap()
 }
+
+/// A store that lets another writer win the first `MESSAGE_CONSUMED` append: right
+/// before it, the racer's event is appended at the same position.
+struct RacingStore {
+    inner: loom_stores::MemoryEventStore,
+    racer: std::sync::Mutex<Option<(&'static str, Value)>>,
+}
+
+impl EventStore for RacingStore {
+    fn capabilities(&self) -> loom_kernel::spi::EventStoreCapabilities {
+        self.inner.capabilities()
+    }
+    async fn append(
+        &self,
+        execution_id: &str,
+        expected_next: u64,
+        events: Vec<EventEnvelope>,
+        fence: Option<loom_kernel::spi::FenceToken>,
+    ) -> Result<loom_kernel::spi::AppendAck, loom_kernel::spi::StoreError> {
+        let race = events
+            .first()
+            .is_some_and(|e| e.event_type == "MESSAGE_CONSUMED");
+        let racer = if race {
+            self.racer.lock().unwrap().take()
+        } else {
+            None
+        };
+        if let Some((kind, payload)) = racer {
+            let env = EventEnvelope {
+                id: format!("{execution_id}:{expected_next}"),
+                workflow_id: "f".into(),
+                execution_id: execution_id.into(),
+                event_type: kind.into(),
+                sequence: expected_next,
+                timestamp_ms: T0,
+                payload,
+                metadata: Some(serde_json::from_value(json!({"kernel": true})).unwrap()),
+            };
+            self.inner
+                .append(execution_id, expected_next, vec![env], fence)
+                .await?;
+        }
+        self.inner
+            .append(execution_id, expected_next, events, fence)
+            .await
+    }
+    async fn read(
+        &self,
+        execution_id: &str,
+    ) -> Result<Vec<EventEnvelope>, loom_kernel::spi::StoreError> {
+        self.inner.read(execution_id).await
+    }
+    async fn list_executions(&self) -> Result<Vec<String>, loom_kernel::spi::StoreError> {
+        self.inner.list_executions().await
+    }
+}
+
+fn racing_rt(
+    racer: (&'static str, Value),
+) -> loom_kernel::runtime::Runtime<RacingStore, std::sync::Arc<loom_kernel::spi::ManualClock>> {
+    let store = RacingStore {
+        inner: loom_stores::MemoryEventStore::new(),
+        racer: std::sync::Mutex::new(Some(racer)),
+    };
+    let mut rt = loom_kernel::runtime::Runtime::new(
+        std::sync::Arc::new(store),
+        std::sync::Arc::new(loom_kernel::spi::ManualClock::new(T0)),
+        all_flags(),
+    );
+    rt.register_flow_json(&flow(
+        "f",
+        json!([receive("t", "w", "m"), {"op": "complete", "output": var("m")}]),
+    ))
+    .unwrap();
+    rt
+}
+
+#[test]
+fn fold_46_delivery_that_loses_a_race_to_a_quarantine_fact_is_decided_again() {
+    // The racer holds another message: the park fence holds, the delivery goes through.
+    let rt = racing_rt((
+        "INBOX_QUARANTINED",
+        json!({"topic": "t", "messageId": "other"}),
+    ));
+    assert_eq!(start(&rt, "e", "f"), parked("receive:t"));
+    let d = block_on(rt.deliver("e", "t", "m1", json!("x"))).unwrap();
+    assert_eq!(
+        d,
+        Delivery::Resumed {
+            wait_id: "w".into(),
+            outcome: completed(json!("x")),
+        }
+    );
+    let kinds = types(&log(&rt, "e"));
+    let q = kinds.iter().position(|k| k == "INBOX_QUARANTINED").unwrap();
+    assert_eq!(kinds[q + 1], "MESSAGE_CONSUMED");
+
+    // The racer holds this very message: decided again, it is held.
+    let rt = racing_rt((
+        "INBOX_QUARANTINED",
+        json!({"topic": "t", "messageId": "m1"}),
+    ));
+    start(&rt, "e", "f");
+    assert_eq!(
+        block_on(rt.deliver("e", "t", "m1", json!("x"))).unwrap(),
+        Delivery::Held
+    );
+    assert_eq!(count(&log(&rt, "e"), "MESSAGE_CONSUMED"), 0);
+
+    // Any other racing fact is a conflict, and the delivery appended nothing.
+    let rt = racing_rt(("MESSAGE_CONSUMED", json!({"topic": "u", "messageId": "z"})));
+    start(&rt, "e", "f");
+    assert!(matches!(
+        block_on(rt.deliver("e", "t", "m1", json!("x"))),
+        Err(loom_kernel::runtime::RuntimeError::Conflict(_))
+    ));
+    let events = log(&rt, "e");
+    assert_eq!(count(&events, "MESSAGE_CONSUMED"), 1);
+    assert_eq!(state(&rt, "e").status, Status::Suspended);
+}

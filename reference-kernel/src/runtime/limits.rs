@@ -24,3 +24,6 @@ pub const DIAGNOSTICS_KEPT_MAX: usize = 10_000;
 /// Most executions one call starts by following `continueAsNew` (a flow that always
 /// continues would otherwise never return); `recover` on the last one goes on.
 pub const CONTINUATIONS_PER_CALL_MAX: usize = 64;
+/// Most times one `deliver` call decides again after losing an append race to
+/// quarantine facts only (they do not move the park fence, FOLD-46).
+pub const DELIVERY_ATTEMPTS_MAX: u32 = 4;

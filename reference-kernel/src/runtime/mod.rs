@@ -893,6 +893,30 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
     ) -> Result<RunOutcome, RuntimeError> {
         let fence = self.fence(execution_id).await?;
         let appended = self.append_batch(execution_id, log, events, fence).await?;
+        self.run_appended(
+            execution_id,
+            log,
+            state,
+            appended,
+            fence,
+            script,
+            check_divergence,
+        )
+        .await
+    }
+
+    /// Re-runs the flow over `log` plus the events just `appended` for it.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_appended(
+        &self,
+        execution_id: &str,
+        log: &[EventEnvelope],
+        state: ExecutionState,
+        appended: Vec<EventEnvelope>,
+        fence: Option<FenceToken>,
+        script: Arc<FlowScript>,
+        check_divergence: bool,
+    ) -> Result<RunOutcome, RuntimeError> {
         let next = appended.last().or(log.last()).map_or(0, |e| e.sequence + 1);
         let mail = interp::MailLog::from_events(log.iter().chain(appended.iter()));
         let state = crate::fold::fold_owned(state, appended);

@@ -15,7 +15,7 @@
 use serde_json::{json, Map, Value};
 
 use super::interp::{self, Interp};
-use super::limits::CONTINUATIONS_PER_CALL_MAX;
+use super::limits::{CONTINUATIONS_PER_CALL_MAX, DELIVERY_ATTEMPTS_MAX};
 use super::{check_execution_id, flow_hash, RunOutcome, Runtime, RuntimeError};
 use crate::envelope::EventEnvelope;
 use crate::fold::{keys, ExecutionState, Status};
@@ -190,6 +190,11 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
     ///   [`Delivery::Held`]; an id already consumed on the topic is
     ///   [`Delivery::Duplicate`]. Neither appends anything.
     ///
+    /// When another writer appended first and everything it appended is a quarantine
+    /// fact (ignorable for the park fence, FOLD-46), the delivery is decided again on the
+    /// new log (at most `DELIVERY_ATTEMPTS_MAX` times); any other race is
+    /// [`RuntimeError::Conflict`] with nothing appended.
+    ///
     /// A terminal execution is [`RuntimeError::Terminal`]. An empty or `__proto__` topic
     /// or message id (keys the fold refuses) appends nothing and reports
     /// [`Delivery::Disabled`], like delivery with the features off.
@@ -203,51 +208,85 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         if !self.messages_enabled() || !usable_key(topic) || !usable_key(message_id) {
             return Ok(Delivery::Disabled);
         }
-        let (log, state) = self.read_open(execution_id).await?;
-        if let Some(q) = queue(&state, topic) {
-            if let Some(i) = q.iter().position(|e| entry_id(e) == Some(message_id)) {
-                if i != 0 || !released_for_delivery(&q[0]) {
-                    return Ok(Delivery::Held);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let (log, state) = self.read_open(execution_id).await?;
+            if let Some(q) = queue(&state, topic) {
+                if let Some(i) = q.iter().position(|e| entry_id(e) == Some(message_id)) {
+                    if i != 0 || !released_for_delivery(&q[0]) {
+                        return Ok(Delivery::Held);
+                    }
                 }
             }
-        }
-        if already_consumed(&log, topic, message_id) {
-            return Ok(Delivery::Duplicate);
-        }
-        let wait = open_wait(&state, topic);
-        let mut consumed = Map::new();
-        consumed.insert("topic".into(), json!(topic));
-        consumed.insert("messageId".into(), json!(message_id));
-        consumed.insert("message".into(), message.clone());
-        let Some(wait_id) = wait else {
-            let event = NewEvent {
+            if already_consumed(&log, topic, message_id) {
+                return Ok(Delivery::Duplicate);
+            }
+            let wait = open_wait(&state, topic);
+            let mut consumed = Map::new();
+            consumed.insert("topic".into(), json!(topic));
+            consumed.insert("messageId".into(), json!(message_id));
+            consumed.insert("message".into(), message.clone());
+            let mut events = Vec::with_capacity(2);
+            if let Some(w) = &wait {
+                consumed.insert("waitId".into(), json!(w));
+            }
+            events.push(NewEvent {
                 event_type: "MESSAGE_CONSUMED".into(),
                 payload: Value::Object(consumed),
                 metadata: kernel_meta(),
+            });
+            if let Some(w) = &wait {
+                events.push(NewEvent {
+                    event_type: "EXECUTION_RESUMED".into(),
+                    payload: json!({ "waitId": w, "answer": message.clone() }),
+                    metadata: kernel_meta(),
+                });
+            }
+            let script = match wait {
+                Some(_) => Some(self.current_flow(&log)?),
+                None => None,
             };
             let fence = self.fence(execution_id).await?;
-            self.append_batch(execution_id, &log, vec![event], fence)
+            let appended = match self.append_batch(execution_id, &log, events, fence).await {
+                Ok(appended) => appended,
+                Err(RuntimeError::Conflict(e)) => {
+                    // FOLD-46: quarantine facts appended meanwhile do not move the park
+                    // fence; decide again on the new log. Anything else is a conflict.
+                    if attempts >= DELIVERY_ATTEMPTS_MAX
+                        || !self.only_quarantine_facts_since(execution_id, &log).await?
+                    {
+                        return Err(RuntimeError::Conflict(e));
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let (Some(wait_id), Some(script)) = (wait, script) else {
+                return Ok(Delivery::Buffered);
+            };
+            let outcome = self
+                .run_appended(execution_id, &log, state, appended, fence, script, true)
                 .await?;
-            return Ok(Delivery::Buffered);
-        };
-        consumed.insert("waitId".into(), json!(wait_id));
-        let events = vec![
-            NewEvent {
-                event_type: "MESSAGE_CONSUMED".into(),
-                payload: Value::Object(consumed),
-                metadata: kernel_meta(),
-            },
-            NewEvent {
-                event_type: "EXECUTION_RESUMED".into(),
-                payload: json!({ "waitId": wait_id, "answer": message }),
-                metadata: kernel_meta(),
-            },
-        ];
-        let script = self.current_flow(&log)?;
-        let outcome = self
-            .rerun(execution_id, &log, state, events, script, true)
-            .await?;
-        Ok(Delivery::Resumed { wait_id, outcome })
+            return Ok(Delivery::Resumed { wait_id, outcome });
+        }
+    }
+
+    /// Whether the events appended to `execution_id` after `log` are all ignorable for
+    /// the park fence (and there is at least one).
+    async fn only_quarantine_facts_since(
+        &self,
+        execution_id: &str,
+        log: &[EventEnvelope],
+    ) -> Result<bool, RuntimeError> {
+        let next = log.last().map_or(0, |e| e.sequence + 1);
+        let now = self
+            .store
+            .read(execution_id)
+            .await
+            .map_err(RuntimeError::from_store)?;
+        let since: Vec<EventEnvelope> = now.into_iter().filter(|e| e.sequence >= next).collect();
+        Ok(!since.is_empty() && park_fence_holds(&since))
     }
 
     /// Holds message `message_id` of `topic` (a kernel-stamped `INBOX_QUARANTINED`):
