@@ -916,7 +916,7 @@ pub fn base64_encode(bytes: &[u8]) -> String {
 /// Decodes padded standard base64; anything else is an error naming the problem.
 pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(format!(
             "base64 of length {} (not a multiple of 4)",
             bytes.len()
