@@ -18,6 +18,9 @@
 //!   [`crate::ingress::admit`], and its events are appended in one atomic batch with the
 //!   optimistic `expected_next` check (and the fence when the store has one), so two
 //!   concurrent resumes cannot both succeed.
+//! - **Wave 2 is kernel-driven.** Messages reach `receive` / `select` only through
+//!   [`Runtime::deliver`], which records them (kernel-stamped) before any flow code
+//!   sees them, and `continueAsNew` starts its successor itself; see `wave2`.
 //! - **Deterministic by construction.** Time comes from the injected [`Clock`], ids are
 //!   `<executionId>:<sequence>`, every map is ordered, and `parallel` is a cooperative,
 //!   index-ordered scheduler.
