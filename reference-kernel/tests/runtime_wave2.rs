@@ -768,3 +768,33 @@ fn fold_46_delivery_that_loses_a_race_to_a_quarantine_fact_is_decided_again() {
     assert_eq!(count(&events, "MESSAGE_CONSUMED"), 1);
     assert_eq!(state(&rt, "e").status, Status::Suspended);
 }
+
+#[test]
+fn fold_24_proto_keys_are_dropped_from_delivered_messages_on_both_paths() {
+    let rt = wave2_rt(&[flow(
+        "f",
+        json!([suspend("g"), receive("t", "w1", "a"), receive("t", "w2", "b"),
+            {"op": "complete", "output": [var("a"), var("b")]}]),
+    )]);
+    start(&rt, "e", "f");
+    let hostile: Value =
+        serde_json::from_str(r#"{"__proto__": {"x": 1}, "ok": {"__proto__": 2, "y": 3}}"#).unwrap();
+    assert_eq!(
+        deliver(&rt, "e", "t", "m1", hostile.clone()),
+        Delivery::Buffered
+    );
+    assert_eq!(
+        resume(&rt, "e", "g", Value::Null).unwrap(),
+        parked("receive:t")
+    );
+    let out = deliver(&rt, "e", "t", "m2", hostile);
+    let clean = json!({"ok": {"y": 3}});
+    assert_eq!(
+        out,
+        Delivery::Resumed {
+            wait_id: "w2".into(),
+            outcome: completed(json!([clean.clone(), clean])),
+        }
+    );
+    assert!(!log_bytes(&rt, "e").contains("__proto__"));
+}

@@ -112,6 +112,21 @@ fn usable_key(s: &str) -> bool {
     !s.is_empty() && s != crate::fold::PROTO_KEY
 }
 
+/// Drops every `__proto__` key at every depth, as the fold does (FOLD-05), so a message
+/// served from `_waitAnswers` and one served from the log are the same value.
+fn without_proto(value: Value) -> Value {
+    match value {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| k != crate::fold::PROTO_KEY)
+                .map(|(k, v)| (k, without_proto(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_proto).collect()),
+        other => other,
+    }
+}
+
 /// The quarantine queue of `topic`, when there is one.
 fn queue<'a>(state: &'a ExecutionState, topic: &str) -> Option<&'a Vec<Value>> {
     state
@@ -195,6 +210,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
     /// new log (at most `DELIVERY_ATTEMPTS_MAX` times); any other race is
     /// [`RuntimeError::Conflict`] with nothing appended.
     ///
+    /// `__proto__` keys are dropped from the message before it is recorded (FOLD-05).
     /// A terminal execution is [`RuntimeError::Terminal`]. An empty or `__proto__` topic
     /// or message id (keys the fold refuses) appends nothing and reports
     /// [`Delivery::Disabled`], like delivery with the features off.
@@ -208,6 +224,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         if !self.messages_enabled() || !usable_key(topic) || !usable_key(message_id) {
             return Ok(Delivery::Disabled);
         }
+        let message = without_proto(message);
         let mut attempts = 0;
         loop {
             attempts += 1;
