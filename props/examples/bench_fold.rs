@@ -31,6 +31,7 @@ fn main() {
         Target::FoldSnapshotEquivalence,
         Target::FoldTotal,
         Target::VersionedFold,
+        Target::FoldRoundtrip,
     ]
     .into_iter()
     .filter(|t| only.as_deref().is_none_or(|o| o == t.name()))

@@ -32,6 +32,7 @@ fn decodes(target: Target, b: &[u8]) -> bool {
         Target::EmitIdentity => decode::<EmitInput>(b).is_some(),
         Target::CanonicalJson => decode::<CanonicalInput>(b).is_some(),
         Target::StoreDifferential => decode::<StoreInput>(b).is_some(),
+        Target::FoldRoundtrip => decode::<FoldRoundtripInput>(b).is_some(),
     }
 }
 

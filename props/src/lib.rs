@@ -38,9 +38,9 @@ mod violation;
 pub use canonical::{canonical_json, reference_canonical, CanonicalInput};
 pub use emit::{emit_identity, EmitInput};
 pub use fold::{
-    fold_snapshot_equivalence, fold_snapshot_equivalence_every_k,
+    fold_roundtrip, fold_snapshot_equivalence, fold_snapshot_equivalence_every_k,
     fold_snapshot_equivalence_every_k_with, fold_snapshot_equivalence_with, fold_total,
-    versioned_fold, FoldSnapshotInput, FoldTotalInput, VersionedFoldInput,
+    versioned_fold, FoldRoundtripInput, FoldSnapshotInput, FoldTotalInput, VersionedFoldInput,
 };
 pub use ingress::{ingress_refusal, ingress_refusal_with, IngressInput};
 pub use kernel::{KernelUnderTest, Reference, ResumeOutcome};
@@ -68,11 +68,13 @@ pub enum Target {
     CanonicalJson,
     /// [`store_differential`].
     StoreDifferential,
+    /// [`fold_roundtrip`].
+    FoldRoundtrip,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 7] = [
+    pub const ALL: [Target; 8] = [
         Target::FoldSnapshotEquivalence,
         Target::FoldTotal,
         Target::VersionedFold,
@@ -80,6 +82,7 @@ impl Target {
         Target::EmitIdentity,
         Target::CanonicalJson,
         Target::StoreDifferential,
+        Target::FoldRoundtrip,
     ];
 
     /// The target's snake_case name.
@@ -92,6 +95,7 @@ impl Target {
             Target::EmitIdentity => "emit_identity",
             Target::CanonicalJson => "canonical_json",
             Target::StoreDifferential => "store_differential",
+            Target::FoldRoundtrip => "fold_roundtrip",
         }
     }
 
@@ -127,5 +131,6 @@ pub fn run_target(target: Target, bytes: &[u8]) -> Result<(), PropertyViolation>
         Target::EmitIdentity => go(bytes, emit_identity),
         Target::CanonicalJson => go(bytes, canonical_json),
         Target::StoreDifferential => go(bytes, store_differential),
+        Target::FoldRoundtrip => go(bytes, fold_roundtrip),
     }
 }

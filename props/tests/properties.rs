@@ -62,8 +62,13 @@ proptest! {
     }
 
     #[test]
-    fn fold_04_fold_total_on_any_bytes_and_unknown_kinds_are_inert(b in bytes(2048)) {
+    fn fold_05_fold_total_on_any_bytes(b in bytes(2048)) {
         check(Target::FoldTotal, &b)?;
+    }
+
+    #[test]
+    fn fold_04_encoder_round_trip_and_unknown_kinds_are_inert(b in bytes(2048)) {
+        check(Target::FoldRoundtrip, &b)?;
     }
 
     #[test]
