@@ -1,4 +1,6 @@
 //! The embedded default: all six SPIs over one SQLite database (rusqlite, bundled).
+//! The plugin-tier SPIs live over the same database in [`crate::sqlite_plugin`]; their
+//! tables are part of the schema below.
 //!
 //! Design:
 //!
