@@ -84,13 +84,17 @@ pub fn run(args: CheckArgs) -> u8 {
     let catalogue = loom_spec::Catalogue::load();
     let mut results: Vec<CaseResult> = Vec::new();
     let mut vector_set_digest = None;
+    let mut store_hello = None;
     for part in &selected {
         let bar = progress(&args, part);
         let mut part_results = match *part {
             "gates" => gates(),
             "fold" => fold_part(args.seed, args.fold_logs, &bar),
-            "kits" => match super::conform::kit_results(&args.store, &[], !args.quiet) {
-                Ok(r) => r,
+            "kits" => match super::conform::kit_results_with_hello(&args.store, !args.quiet) {
+                Ok((r, hello)) => {
+                    store_hello = hello;
+                    r
+                }
                 Err(e) => vec![CaseResult::error(
                     "kits",
                     "harness",
@@ -159,6 +163,10 @@ pub fn run(args: CheckArgs) -> u8 {
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.seed);
     env.vector_set_digest = vector_set_digest;
+    env.implementation_hello = store_hello.or_else(|| {
+        selected.contains(&"kits").then(|| serde_json::json!({"name": "loom-stores (reference)", "store": args.store, "version": env!("CARGO_PKG_VERSION")}))
+    });
+    env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
     env.extra
         .insert("store".into(), Value::String(args.store.clone()));

@@ -65,14 +65,14 @@ pub struct ConformArgs {
     pub quiet: bool,
 }
 
-/// Runs the SPI kits against a store named by `store` ("memory", "sqlite[:PATH]",
-/// "postgres://…" or "cmd:COMMAND") and returns one result per kit case.
-pub fn kit_results(
+/// Runs every kit against a store named by `store` ("memory", "sqlite[:PATH]",
+/// "postgres://…" or "cmd:COMMAND"): one result per case, and the store's `hello` (a `cmd:` store's own
+/// answer, or a description of a reference store) for the report's environment.
+pub fn kit_results_with_hello(
     store: &str,
-    kits: &[String],
     show_progress: bool,
-) -> Result<Vec<CaseResult>, String> {
-    run_selected(store, kits, None, show_progress).map(|(results, _)| results)
+) -> Result<(Vec<CaseResult>, Option<Value>), String> {
+    run_selected(store, &[], None, show_progress)
 }
 
 /// Runs `loom conform`.
