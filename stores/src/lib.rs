@@ -7,8 +7,10 @@
 //! - [`sqlite`]: the embedded default, all six SPIs over one SQLite database (rusqlite,
 //!   bundled), one transaction per call, and [`sqlite_plugin`], the plugin-tier SPIs
 //!   over the same database;
-//! - `postgres` (feature `postgres`): EventStore, SnapshotStore and ArchiveStore over
-//!   tokio-postgres, with `jsonb` payloads and database time for `storeNow`;
+//! - `postgres` (feature `postgres`): all six SPIs over tokio-postgres, with `jsonb`
+//!   payloads and database time for `storeNow` (`postgres_more` holds the
+//!   BranchRegistry, the shared dispatcher queue and the TimerStore), and
+//!   `postgres_plugin`, the plugin-tier SPIs over the same schema;
 //! - [`plugin_memory`]: in-memory stores for the plugin-tier SPIs (ContentStore,
 //!   DurableStateStore, ReadModelStore).
 //!
@@ -30,6 +32,10 @@ pub mod memory;
 pub mod plugin_memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "postgres")]
+pub mod postgres_more;
+#[cfg(feature = "postgres")]
+pub mod postgres_plugin;
 pub mod sqlite;
 pub mod sqlite_plugin;
 

@@ -38,6 +38,7 @@ use loom_kernel::spi::{
     check, Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, ArchiveStoreMethod,
     Capabilities, EventStore, EventStoreCapabilities, EventStoreMethod, FenceToken, Page,
     SealingCapability, SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod, StoreError,
+    LEASE_DURATION_MS_DEFAULT,
 };
 use loom_kernel::versions::{
     ARCHIVE_STORE_SPI_VERSION, EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
@@ -90,23 +91,23 @@ CREATE TABLE IF NOT EXISTS loom_archive (
 );
 "#;
 
-fn backend(e: tokio_postgres::Error) -> StoreError {
+pub(crate) fn backend(e: tokio_postgres::Error) -> StoreError {
     match e.as_db_error() {
         Some(db) => StoreError::backend(format!("postgres {}: {}", db.code().code(), db.message())),
         None => StoreError::backend(format!("postgres: {e}")),
     }
 }
 
-fn corrupt(message: impl std::fmt::Display) -> StoreError {
+pub(crate) fn corrupt(message: impl std::fmt::Display) -> StoreError {
     StoreError::backend(format!("postgres: {message}"))
 }
 
-fn unsigned(value: i64, what: &str) -> Result<u64, StoreError> {
+pub(crate) fn unsigned(value: i64, what: &str) -> Result<u64, StoreError> {
     u64::try_from(value).map_err(|_| corrupt(format!("{what} {value} is negative")))
 }
 
 /// A checked (<= SEQUENCE_MAX) u64 as bigint.
-fn signed(value: u64) -> i64 {
+pub(crate) fn signed(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
@@ -120,8 +121,9 @@ fn valid_schema_name(name: &str) -> bool {
 /// One PostgreSQL connection bound to one schema.
 #[derive(Clone)]
 pub struct PgStore {
-    client: Arc<Mutex<Client>>,
+    pub(crate) client: Arc<Mutex<Client>>,
     schema: String,
+    pub(crate) lease_ms: i64,
 }
 
 impl PgStore {
@@ -158,6 +160,9 @@ impl PgStore {
             .await
             .map_err(backend)?;
         tx.batch_execute(SCHEMA).await.map_err(backend)?;
+        tx.batch_execute(crate::postgres_more::SCHEMA_MORE)
+            .await
+            .map_err(backend)?;
         let version: Option<i32> = tx
             .query_one("SELECT MAX(version) FROM loom_schema_version", &[])
             .await
@@ -183,6 +188,7 @@ impl PgStore {
         Ok(PgStore {
             client: Arc::new(Mutex::new(client)),
             schema: schema.to_string(),
+            lease_ms: LEASE_DURATION_MS_DEFAULT,
         })
     }
 
@@ -228,6 +234,44 @@ impl PgStore {
     /// The ArchiveStore over this connection.
     pub fn archive(&self) -> PgArchiveStore {
         PgArchiveStore { db: self.clone() }
+    }
+
+    /// The same connection with dispatcher leases of `lease_ms` (in
+    /// `1..=LEASE_DURATION_MS_MAX`; the default is `LEASE_DURATION_MS_DEFAULT`).
+    pub fn with_lease_ms(mut self, lease_ms: i64) -> Result<PgStore, StoreError> {
+        self.lease_ms = crate::lease_duration_checked(lease_ms)?;
+        Ok(self)
+    }
+
+    /// The BranchRegistry over this connection.
+    pub fn branches(&self) -> crate::postgres_more::PgBranchRegistry {
+        crate::postgres_more::PgBranchRegistry::new(self.clone())
+    }
+
+    /// The ExecutionDispatcher over this connection. Every `PgStore` on the same schema
+    /// shares one queue, so a fleet of workers can claim from it.
+    pub fn dispatcher(&self) -> crate::postgres_more::PgDispatcher {
+        crate::postgres_more::PgDispatcher::new(self.clone())
+    }
+
+    /// The TimerStore over this connection.
+    pub fn timers(&self) -> crate::postgres_more::PgTimerStore {
+        crate::postgres_more::PgTimerStore::new(self.clone())
+    }
+
+    /// The ContentStore over this connection (plugin tier; bytes as `bytea`).
+    pub fn content(&self) -> crate::postgres_plugin::PgContentStore {
+        crate::postgres_plugin::PgContentStore::new(self.clone())
+    }
+
+    /// The DurableStateStore over this connection (plugin tier; values as `jsonb`).
+    pub fn durable_state(&self) -> crate::postgres_plugin::PgDurableStateStore {
+        crate::postgres_plugin::PgDurableStateStore::new(self.clone())
+    }
+
+    /// The ReadModelStore over this connection (plugin tier; documents as `jsonb`).
+    pub fn read_models(&self) -> crate::postgres_plugin::PgReadModelStore {
+        crate::postgres_plugin::PgReadModelStore::new(self.clone())
     }
 }
 

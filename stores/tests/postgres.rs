@@ -80,6 +80,48 @@ mod lifecycle_kit {
     });
 }
 
+mod branches_kit {
+    use super::*;
+    loom_conformance::branch_registry_conformance!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.branches())
+    });
+}
+
+mod dispatcher_kit {
+    use super::*;
+    loom_conformance::dispatcher_conformance!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.dispatcher())
+    });
+}
+
+mod timers_kit {
+    use super::*;
+    loom_conformance::timer_store_conformance!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.timers())
+    });
+}
+
+mod content_kit {
+    use super::*;
+    loom_conformance::content_store_conformance!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.content())
+    });
+}
+
+mod durable_state_kit {
+    use super::*;
+    loom_conformance::durable_state_store_conformance!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.durable_state())
+    });
+}
+
+mod read_models_kit {
+    use super::*;
+    loom_conformance::read_model_store_conformance!(|case: &'static str| async move {
+        pg(case).await.map(|db| db.read_models())
+    });
+}
+
 /// Postgres claims `storeNow` and reports database time: within a minute of this
 /// machine's clock, since the database runs here (SPI-08).
 #[tokio::test]
