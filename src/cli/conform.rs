@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
     after_help = "Stores: memory | sqlite (fresh in-memory database per case) | sqlite:PATH (a scratch file) | \
 postgres://USER@HOST:PORT/DB (a fresh schema per run) | cmd:\"COMMAND\" (a stdio store adapter, see docs/protocols/store.md).\n\n\
 Kits: event-store, snapshot-store, archive-store, lifecycle, branch-registry, dispatcher, timer-store, \
-content-store, durable-state-store, read-model-store (the plugin tier, SPI-20; memory, sqlite and cmd: stores).\n\n\
+content-store, durable-state-store, read-model-store (the plugin tier, SPI-20).\n\n\
 Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scratch.db --kit event-store\n  \
 loom conform --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --out conform-report/\n  \
 loom conform --store memory --case spi_07\n\nExit status: 0 all passed (skips allowed), 1 a case failed, errored or timed out, 2 usage error."
@@ -231,13 +231,6 @@ impl Run {
         self.results.extend(results);
     }
 
-    /// Every selected case of the three plugin-tier kits as `skip-not-claimed`.
-    fn skip_plugin_tier(&mut self, why: &str) {
-        self.skip::<MemoryContentStore, ContentStoreKit>(why);
-        self.skip::<MemoryDurableStateStore, DurableStateStoreKit>(why);
-        self.skip::<MemoryReadModelStore, ReadModelStoreKit>(why);
-    }
-
     /// Every selected case of kit `K` as `skip-not-claimed`, with `why`.
     fn skip<S, K: Kit<S>>(&mut self, why: &str) {
         if !self.wants(K::NAME) {
@@ -263,6 +256,14 @@ impl Run {
 
 fn ok<S>(s: S) -> std::future::Ready<Result<S, String>> {
     std::future::ready(Ok(s))
+}
+
+/// A PostgreSQL store for one case: the run's shared schema, or a fresh one.
+type PgFactory = std::pin::Pin<Box<dyn Future<Output = Result<PgStore, String>>>>;
+
+/// The handle `handle` gives on the store `db` resolves to.
+async fn pick<S>(db: PgFactory, handle: impl FnOnce(&PgStore) -> S) -> Result<S, String> {
+    db.await.map(|d| handle(&d))
 }
 
 fn run_selected(
@@ -430,22 +431,56 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
         let pg = PgStore::connect_fresh(store, &schema)
             .await
             .map_err(|e| format!("connecting to {store}: {e}"))?;
-        run.kit::<_, EventStoreKit, _, _>(|_, _| ok(pg.events()), &NoHooks)
+        // The dispatcher and timer kits need a store holding no other case's data: each
+        // of their cases gets a schema of its own, dropped when the run ends.
+        let mut case_schemas: Vec<String> = Vec::new();
+        let mut pg_for = |fresh: bool| -> PgFactory {
+            if !fresh {
+                return Box::pin(std::future::ready(Ok(pg.clone())));
+            }
+            let case_schema = format!("{schema}_{}", case_schemas.len());
+            case_schemas.push(case_schema.clone());
+            let url = store.to_string();
+            Box::pin(async move {
+                PgStore::connect_fresh(&url, &case_schema)
+                    .await
+                    .map_err(|e| format!("connecting to {url} (schema {case_schema}): {e}"))
+            })
+        };
+        run.kit::<_, EventStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::events), &NoHooks)
             .await;
-        run.kit::<_, SnapshotStoreKit, _, _>(|_, _| ok(pg.snapshots()), &NoHooks)
+        run.kit::<_, SnapshotStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::snapshots), &NoHooks)
             .await;
-        run.kit::<_, ArchiveStoreKit, _, _>(|_, _| ok(pg.archive()), &NoHooks)
+        run.kit::<_, ArchiveStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::archive), &NoHooks)
             .await;
         run.kit::<_, LifecycleKit, _, _>(
-            |_, _| ok((pg.events(), pg.snapshots(), pg.archive())),
+            |_, f| pick(pg_for(f), |d| (d.events(), d.snapshots(), d.archive())),
             &NoHooks,
         )
         .await;
-        let why = "the PostgreSQL store does not implement this SPI";
-        run.skip::<MemoryBranchRegistry, BranchRegistryKit>(why);
-        run.skip::<MemoryDispatcher, DispatcherKit>(why);
-        run.skip::<MemoryTimerStore, TimerStoreKit>(why);
-        run.skip_plugin_tier(why);
+        run.kit::<_, BranchRegistryKit, _, _>(|_, f| pick(pg_for(f), PgStore::branches), &NoHooks)
+            .await;
+        run.kit::<_, DispatcherKit, _, _>(|_, f| pick(pg_for(f), PgStore::dispatcher), &NoHooks)
+            .await;
+        run.kit::<_, TimerStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::timers), &NoHooks)
+            .await;
+        run.kit::<_, ContentStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::content), &NoHooks)
+            .await;
+        run.kit::<_, DurableStateStoreKit, _, _>(
+            |_, f| pick(pg_for(f), PgStore::durable_state),
+            &NoHooks,
+        )
+        .await;
+        run.kit::<_, ReadModelStoreKit, _, _>(
+            |_, f| pick(pg_for(f), PgStore::read_models),
+            &NoHooks,
+        )
+        .await;
+        for case_schema in &case_schemas {
+            PgStore::drop_schema(store, case_schema)
+                .await
+                .map_err(|e| format!("dropping the case schema {case_schema}: {e}"))?;
+        }
         return Ok(None);
     }
     if let Some(command) = store.strip_prefix("cmd:") {

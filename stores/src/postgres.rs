@@ -1,5 +1,7 @@
 //! PostgreSQL stores (feature `postgres`): EventStore, SnapshotStore and ArchiveStore over
-//! tokio-postgres (NoTls).
+//! tokio-postgres (NoTls). The BranchRegistry, the dispatcher and the TimerStore are in
+//! [`crate::postgres_more`], the plugin tier in [`crate::postgres_plugin`]; all of them
+//! hang off one [`PgStore`] and share its schema.
 //!
 //! Design:
 //!
@@ -195,25 +197,31 @@ impl PgStore {
     /// Drops `schema` with everything in it, then connects as [`PgStore::connect`].
     /// Destroys data: for tests and throwaway environments only.
     pub async fn connect_fresh(url: &str, schema: &str) -> Result<PgStore, StoreError> {
+        PgStore::drop_schema(url, schema).await?;
+        PgStore::connect(url, schema).await
+    }
+
+    /// Drops `schema` with everything in it, if it exists, over a connection of its
+    /// own. Destroys data: for tests and throwaway environments only (`loom conform`
+    /// removes the schemas it made for single cases with it).
+    pub async fn drop_schema(url: &str, schema: &str) -> Result<(), StoreError> {
         if !valid_schema_name(schema) {
             return Err(StoreError::invalid(format!(
                 "schema name {schema:?} must match [a-z_][a-z0-9_]{{0,62}}"
             )));
         }
-        {
-            let (client, connection) =
-                tokio_postgres::connect(url, NoTls).await.map_err(backend)?;
-            let driver = tokio::spawn(async move {
-                let _ = connection.await;
-            });
-            client
-                .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                .await
-                .map_err(backend)?;
-            drop(client);
-            let _ = driver.await;
-        }
-        PgStore::connect(url, schema).await
+        let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(backend)?;
+        let driver = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        // The schema name was validated above, so it is safe to splice.
+        client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .await
+            .map_err(backend)?;
+        drop(client);
+        let _ = driver.await;
+        Ok(())
     }
 
     /// The schema this store uses.

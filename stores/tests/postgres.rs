@@ -291,3 +291,156 @@ async fn pg_schema_name_is_validated() {
         .expect("must refuse");
     assert_eq!(err.kind.name(), "invalid-argument");
 }
+
+/// A fleet: four workers on four connections claim from one queue at once. Every
+/// package is leased exactly once, and no execution is ever held by two workers
+/// (`FOR UPDATE SKIP LOCKED`; PLACE-02).
+#[tokio::test]
+async fn place_02_pg_fleet_claims_each_package_once_across_connections() {
+    use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage};
+    let Some(url) = url() else { return };
+    let schema = schema_for("place_02_pg_fleet");
+    let first = PgStore::connect_fresh(&url, &schema).await.unwrap();
+    let mut workers = vec![first.dispatcher()];
+    for _ in 0..3 {
+        workers.push(PgStore::connect(&url, &schema).await.unwrap().dispatcher());
+    }
+    workers[0].register_target("cpu").await.unwrap();
+    let packages = 40;
+    for i in 0..packages {
+        workers[i % 4]
+            .dispatch(ExecutionPackage {
+                execution_id: format!("e{i:03}"),
+                flow_id: "f".into(),
+                resume_hint: None,
+                compute_target: None,
+            })
+            .await
+            .unwrap();
+    }
+    let runs = workers.iter().enumerate().map(|(w, d)| {
+        tokio::spawn({
+            let d = d.clone();
+            async move {
+                let mut done = Vec::new();
+                while let Some(lease) = d.claim("cpu", &format!("w{w}"), 0).await.unwrap() {
+                    d.complete(&lease).await.unwrap();
+                    done.push(lease.package.execution_id);
+                }
+                done
+            }
+        })
+    });
+    let mut all = Vec::new();
+    for run in runs.collect::<Vec<_>>() {
+        all.extend(run.await.unwrap());
+    }
+    all.sort();
+    let expected: Vec<String> = (0..packages).map(|i| format!("e{i:03}")).collect();
+    assert_eq!(all, expected, "a package was lost or leased twice");
+    assert!(workers[1].claim("cpu", "w", 0).await.unwrap().is_none());
+}
+
+/// A lease taken on one connection is lost to a claim on another once it expires, and
+/// the first worker's complete is then refused (PLACE-04).
+#[tokio::test]
+async fn place_04_pg_expired_lease_moves_to_another_connection() {
+    use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage};
+    let Some(url) = url() else { return };
+    let schema = schema_for("place_04_pg_expiry");
+    let a = PgStore::connect_fresh(&url, &schema)
+        .await
+        .unwrap()
+        .with_lease_ms(1_000)
+        .unwrap()
+        .dispatcher();
+    let b = PgStore::connect(&url, &schema).await.unwrap().dispatcher();
+    a.register_target("cpu").await.unwrap();
+    a.dispatch(ExecutionPackage {
+        execution_id: "x".into(),
+        flow_id: "f".into(),
+        resume_hint: None,
+        compute_target: None,
+    })
+    .await
+    .unwrap();
+    let first = a.claim("cpu", "a", 0).await.unwrap().unwrap();
+    assert_eq!(first.deadline_ms, 1_000);
+    assert!(b.claim("cpu", "b", 999).await.unwrap().is_none());
+    let second = b.claim("cpu", "b", 1_000).await.unwrap().unwrap();
+    assert!(second.lease_id > first.lease_id);
+    assert_eq!(second.dispatch_id, first.dispatch_id);
+    let err = a.complete(&first).await.unwrap_err();
+    assert_eq!(err.kind.name(), "lease-lost");
+    b.complete(&second).await.unwrap();
+}
+
+/// Plugin-tier state is shared by every connection on the schema: a cursor issued on
+/// one is accepted on another, and a stale compare-and-set from a second connection is
+/// a conflict (SPI-20).
+#[tokio::test]
+async fn spi_20_pg_plugin_state_is_shared_across_connections() {
+    use loom_kernel::spi::{DurableStateStore, QueryOptions, ReadModelStore};
+    let Some(url) = url() else { return };
+    let schema = schema_for("spi_20_pg_plugin_shared");
+    let one = PgStore::connect_fresh(&url, &schema).await.unwrap();
+    let two = PgStore::connect(&url, &schema).await.unwrap();
+    for i in 0..5 {
+        one.read_models()
+            .upsert("c", &format!("d{i}"), serde_json::json!({ "i": i }))
+            .await
+            .unwrap();
+    }
+    let first = one
+        .read_models()
+        .query(
+            "c",
+            QueryOptions {
+                limit: 3,
+                cursor: None,
+            },
+        )
+        .await
+        .unwrap();
+    let rest = two
+        .read_models()
+        .query(
+            "c",
+            QueryOptions {
+                limit: 3,
+                cursor: first.next_cursor.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    let ids: Vec<String> = first
+        .docs
+        .iter()
+        .chain(&rest.docs)
+        .map(|d| d.id.clone())
+        .collect();
+    assert_eq!(ids, ["d0", "d1", "d2", "d3", "d4"]);
+    assert!(rest.next_cursor.is_none());
+
+    let v1 = one
+        .durable_state()
+        .put("k", serde_json::json!(1), None)
+        .await
+        .unwrap();
+    two.durable_state()
+        .put("k", serde_json::json!(2), Some(v1))
+        .await
+        .unwrap();
+    let err = one
+        .durable_state()
+        .put("k", serde_json::json!(3), Some(v1))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.kind,
+        StoreErrorKind::Conflict {
+            expected_next: v1,
+            actual_next: v1 + 1
+        }
+    );
+}
