@@ -476,10 +476,11 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
             &NoHooks,
         )
         .await;
+        // Leftover schemas are clutter, not a failed run: the results stand.
         for case_schema in &case_schemas {
-            PgStore::drop_schema(store, case_schema)
-                .await
-                .map_err(|e| format!("dropping the case schema {case_schema}: {e}"))?;
+            if let Err(e) = PgStore::drop_schema(store, case_schema).await {
+                eprintln!("warning: could not drop the case schema {case_schema}: {e}");
+            }
         }
         return Ok(None);
     }
