@@ -34,7 +34,7 @@ use loom_stores::plugin_memory::{
 use loom_stores::{PgStore, SqliteStore};
 use serde_json::Value;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `loom conform`.
 #[derive(Args)]
@@ -146,9 +146,7 @@ fn rule_infos(results: &[CaseResult]) -> Vec<RuleInfo> {
 }
 
 fn default_run_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let target = super::target_dir();
     target
         .join("loom")
         .join("conform")

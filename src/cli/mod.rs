@@ -16,6 +16,15 @@ pub const EXIT_FAILED: u8 = 1;
 /// Exit code: bad usage or unreadable input.
 pub const EXIT_USAGE: u8 = 2;
 
+/// The cargo target directory run directories go under: `$CARGO_TARGET_DIR`, else
+/// `./target` of the directory `loom` runs in (the repository root under `cargo run`).
+/// Reports never land in the source tree itself.
+pub fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("target"))
+}
+
 /// Reads a file, or standard input for "-".
 pub fn read_input(path: &str) -> Result<String, String> {
     if path == "-" {
