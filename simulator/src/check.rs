@@ -1,0 +1,288 @@
+//! The end-of-run invariants and their report results.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use loom_kernel::ingress::ResumeRequest;
+use loom_kernel::runtime::{
+    block_on, Effect, EffectCall, EffectOutcome, EffectResult, RunOutcome, Runtime, RuntimeConfig,
+};
+use loom_kernel::snapshot::restore;
+use loom_kernel::spi::{EventStore, ManualClock};
+use loom_kernel::{fold, EventEnvelope, SnapshotRecord};
+use loom_report::{CaseResult, Failure};
+use loom_stores::memory::{MemoryEventStore, MemoryTimerStore};
+use serde_json::{json, Value};
+
+use crate::hosts::{answer, Scenario, TOOL};
+use crate::Violation;
+
+/// Every invariant the simulator checks, one report result each per seed.
+pub const RULES: [&str; 8] = [
+    "SPI-23",
+    "PLACE-05",
+    "REPLAY-01",
+    "EMIT-01",
+    "SNAP-01",
+    "INGRESS-15",
+    "PLACE-04",
+    "REPLAY-10",
+];
+
+/// Most runs the crash-free reference takes for one execution (each gate or timer
+/// costs one); a generated flow needs far fewer.
+const REFERENCE_RUNS_MAX: usize = 64;
+
+/// The invariants checked on the final logs.
+pub fn final_checks(
+    scenarios: &[Scenario],
+    logs: &[(String, Vec<EventEnvelope>)],
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (exec, log) in logs {
+        let v = |rule: &str, message: String, idx: Option<u64>| Violation {
+            rule: rule.into(),
+            message,
+            execution_id: Some(exec.clone()),
+            event_index: idx,
+        };
+        // SPI-23 at the end too: the final read is 0..n without gaps.
+        if let Some((i, e)) = log
+            .iter()
+            .enumerate()
+            .find(|(i, e)| e.sequence != *i as u64)
+        {
+            out.push(v(
+                "SPI-23",
+                format!("event {i} has sequence {}", e.sequence),
+                Some(i as u64),
+            ));
+        }
+        // EMIT-01: a stamped copy of a flow emit appears at most once per digest.
+        let mut stamped: BTreeMap<&str, u64> = BTreeMap::new();
+        for e in log {
+            if let Some(d) = e.flow_emit() {
+                let n = stamped.entry(d).or_default();
+                *n += 1;
+                if *n == 2 {
+                    out.push(v(
+                        "EMIT-01",
+                        format!("flow emit digest {d} is stamped twice"),
+                        Some(e.sequence),
+                    ));
+                }
+            }
+        }
+        // SNAP-01: a snapshot at every k plus the tail folds to the full fold.
+        let full = serde_json::to_value(fold(log)).unwrap_or(Value::Null);
+        for k in 0..log.len() {
+            let record = SnapshotRecord::capture(&fold(&log[..=k]), log[k].sequence);
+            let restored = restore(&record, log)
+                .ok()
+                .and_then(|s| serde_json::to_value(s).ok())
+                .unwrap_or(Value::Null);
+            if restored != full {
+                out.push(v(
+                    "SNAP-01",
+                    format!("snapshot at {k} plus tail differs from the full fold"),
+                    Some(k as u64),
+                ));
+                break;
+            }
+        }
+        // Liveness (PLACE-04, REPLAY-10): after the fault-free phase every execution
+        // has ended; a timed park still waiting means its timer never fired.
+        let state = fold(log);
+        if !state.status.is_terminal() {
+            let timed = state
+                .suspended_on()
+                .is_some_and(|p| p.get("wakeAt").is_some());
+            let rule = if timed { "REPLAY-10" } else { "PLACE-04" };
+            out.push(v(
+                rule,
+                format!(
+                    "the execution did not finish after the liveness phase: status {:?}, parked on {:?}",
+                    state.status,
+                    state.suspended_on().and_then(|p| p.get("on")).cloned()
+                ),
+                log.last().map(|e| e.sequence),
+            ));
+            continue;
+        }
+        // PLACE-04: the result equals the crash-free run's, modulo at-least-once
+        // artefacts (re-run steps, recovery facts, re-appended unstamped emits).
+        if let Some(s) = scenarios.iter().find(|s| &s.execution_id == exec) {
+            match reference_log(s) {
+                Some(reference) => {
+                    let (want, got) = (summary(&reference), summary(log));
+                    if want != got {
+                        out.push(Violation {
+                            rule: "PLACE-04".into(),
+                            message: format!("final result differs from the crash-free run: want {want}, got {got}"),
+                            execution_id: Some(exec.clone()),
+                            event_index: None,
+                        });
+                    }
+                    if let Some(missing) = missing_emit(&reference, log) {
+                        out.push(v(
+                            "EMIT-01",
+                            format!("the crash-free run's emit {missing} is missing"),
+                            None,
+                        ));
+                    }
+                }
+                None => out.push(v(
+                    "PLACE-04",
+                    "the crash-free reference run did not finish".into(),
+                    None,
+                )),
+            }
+        }
+    }
+    out
+}
+
+/// What PLACE-04 compares: status, completion output, each step's first output and
+/// each decision. Timestamps, retries and recovery facts are left out on purpose.
+fn summary(log: &[EventEnvelope]) -> Value {
+    let state = fold(log);
+    let mut steps = BTreeMap::new();
+    let mut decisions = BTreeMap::new();
+    let mut output = Value::Null;
+    for e in log {
+        let p = &e.payload;
+        match e.event_type.as_str() {
+            "STEP_COMPLETED" => {
+                if let Some(id) = p.get("stepId").and_then(Value::as_str) {
+                    steps
+                        .entry(id.to_owned())
+                        .or_insert_with(|| p.get("output").cloned());
+                }
+            }
+            "DECISION_RECORDED" => {
+                if let Some(id) = p.get("id").and_then(Value::as_str) {
+                    decisions
+                        .entry(id.to_owned())
+                        .or_insert_with(|| p.get("choice").cloned());
+                }
+            }
+            "EXECUTION_COMPLETED" => output = p.get("output").cloned().unwrap_or(Value::Null),
+            _ => {}
+        }
+    }
+    json!({
+        "status": serde_json::to_value(state.status).unwrap_or(Value::Null),
+        "output": output,
+        "steps": steps,
+        "decisions": decisions,
+    })
+}
+
+/// EMIT-01's containment half: every emit of the crash-free run is in the final log
+/// at least as often. Returns the first one missing.
+fn missing_emit(reference: &[EventEnvelope], log: &[EventEnvelope]) -> Option<String> {
+    let count = |l: &[EventEnvelope]| {
+        let mut m: BTreeMap<String, u64> = BTreeMap::new();
+        for e in l.iter().filter(|e| e.event_type == "app.note") {
+            *m.entry(e.payload.to_string()).or_default() += 1;
+        }
+        m
+    };
+    let (want, got) = (count(reference), count(log));
+    want.into_iter()
+        .find(|(k, n)| got.get(k).copied().unwrap_or(0) < *n)
+        .map(|(k, _)| k)
+}
+
+struct ReferenceEffect;
+
+impl Effect for ReferenceEffect {
+    fn call(&self, call: &EffectCall<'_>) -> EffectResult {
+        EffectResult::of(EffectOutcome::Value(
+            json!({ "step": call.step_id, "input": call.input }),
+        ))
+    }
+}
+
+/// The crash-free run of a scenario on in-memory stores: answers every gate the way
+/// the simulated client does and fires every timer.
+fn reference_log(s: &Scenario) -> Option<Vec<EventEnvelope>> {
+    let store = Arc::new(MemoryEventStore::new());
+    let clock = Arc::new(ManualClock::new(crate::net::EPOCH_MS));
+    let config = RuntimeConfig {
+        fencing: true,
+        ..RuntimeConfig::default()
+    };
+    let mut rt = Runtime::new(store.clone(), clock.clone(), config)
+        .with_timers(Arc::new(MemoryTimerStore::new()));
+    rt.register_flow_json(&s.flow).ok()?;
+    rt.register_effect(TOOL, ReferenceEffect);
+    let flow_id = s.flow["flowId"].as_str()?;
+    let mut outcome = block_on(rt.start(&s.execution_id, flow_id, s.input.clone())).ok()?;
+    for _ in 0..REFERENCE_RUNS_MAX {
+        let RunOutcome::Parked { gate } = outcome else {
+            break;
+        };
+        let log = block_on(store.read(&s.execution_id)).ok()?;
+        let wake = fold(&log)
+            .suspended_on()
+            .and_then(|p| p.get("wakeAt").and_then(Value::as_i64));
+        outcome = match wake {
+            Some(w) => {
+                clock.set(w);
+                let fired = block_on(rt.fire_timers(w)).ok()?;
+                fired
+                    .into_iter()
+                    .find(|(id, _)| id == &s.execution_id)?
+                    .1
+                    .ok()?
+            }
+            None => block_on(rt.resume(
+                &s.execution_id,
+                ResumeRequest::new(gate.clone(), answer(&gate)),
+            ))
+            .ok()?,
+        };
+    }
+    block_on(store.read(&s.execution_id)).ok()
+}
+
+fn failure_of(v: &Violation) -> Failure {
+    let f = Failure::values(json!(null), json!(v.message));
+    match v.event_index {
+        Some(i) => f.with_event_index(i),
+        None => f,
+    }
+}
+
+/// One result per rule in [`RULES`] for `seed`: pass, or fail with the first
+/// violation and the count.
+pub fn results(seed: u64, violations: &[Violation]) -> Vec<CaseResult> {
+    RULES
+        .iter()
+        .map(|rule| {
+            let case = format!("seed-{seed}/{rule}");
+            let hits: Vec<&Violation> = violations.iter().filter(|v| v.rule == *rule).collect();
+            match hits.first() {
+                None => CaseResult::pass("sim", "deploy", case, [*rule]),
+                Some(first) => CaseResult::fail(
+                    "sim",
+                    "deploy",
+                    case,
+                    [*rule],
+                    format!(
+                        "seed {seed}: {} violation(s); first: {}{}",
+                        hits.len(),
+                        first
+                            .execution_id
+                            .as_deref()
+                            .map(|e| format!("{e}: "))
+                            .unwrap_or_default(),
+                        first.message
+                    ),
+                    failure_of(first),
+                ),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,488 @@
+//! # loom-sim: the deploy simulator
+//!
+//! This crate runs the reference runtime the way it is deployed: a store server (the
+//! in-memory EventStore, TimerStore and dispatcher behind a JSON-lines protocol),
+//! N stateless workers and a client, all hosts on a [turmoil] network, under seeded
+//! faults. Each seed draws the whole setup ("swarm" testing): worker count, fault
+//! rates, message latencies and the scenario mix. A run has two phases: **safety**,
+//! with worker crashes (injected crash points and turmoil bounces), partitions between
+//! workers and the store, zombie workers and hostile resumes; then **liveness**, with
+//! faults off, in which every execution must reach a terminal state.
+//!
+//! Key design decision: the simulator owns every source of nondeterminism. Randomness
+//! comes from one seeded xorshift ([`rng::Rng`]), turmoil is seeded with the same seed,
+//! time is turmoil's simulated time (the runtime's [`loom_kernel::spi::Clock`] reads
+//! it), hosts are scheduled by turmoil on one thread, and every map is ordered. So a
+//! seed replays byte for byte, and the trace (every store operation and its result,
+//! as JSON lines) is the evidence for that (CONF-05).
+//!
+//! Invariants are named by rule id: SPI-23 (gapless sequences), PLACE-05 (a fenced
+//! append writes nothing), REPLAY-01 (a completed effect never re-runs), EMIT-01 (a
+//! stamped flow emit appears at most once per digest), SNAP-01 (snapshot plus tail
+//! equals the full fold at every k), INGRESS-15 (a refused resume appends nothing),
+//! PLACE-04 (every execution finishes, with the crash-free run's result) and REPLAY-10
+//! (a timed park is woken). See `docs/simulator.md`.
+//!
+//! Architecture invariant: the simulator depends on the kernel and the stores, never
+//! the reverse, and simulated code never reads the system clock.
+#![deny(missing_docs)]
+
+mod check;
+mod hosts;
+mod net;
+pub mod rng;
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use loom_kernel::runtime::block_on;
+use loom_kernel::spi::{EventStore, ExecutionDispatcher};
+use loom_report::CaseResult;
+use loom_stores::memory::{MemoryDispatcher, MemoryEventStore, MemoryTimerStore};
+use serde_json::{json, Value};
+
+pub use check::RULES;
+use hosts::{Scenario, WorkerFaults};
+use net::{Book, World, STORE_HOST, TARGET};
+use rng::Rng;
+
+/// Fewest workers a seed draws.
+pub const WORKERS_MIN: u64 = 2;
+/// Most workers a seed draws.
+pub const WORKERS_MAX: u64 = 5;
+/// Fewest executions a seed starts.
+pub const EXECUTIONS_MIN: u64 = 3;
+/// Most executions a seed starts.
+pub const EXECUTIONS_MAX: u64 = 6;
+/// Most fault actions (bounces, partitions) a seed schedules.
+pub const FAULT_ACTIONS_MAX: u64 = 12;
+/// Longest partition, in simulated milliseconds.
+pub const PARTITION_MS_MAX: u64 = 3_000;
+/// Turmoil's tick, in simulated milliseconds.
+pub const TICK_MS: u64 = 2;
+/// Slack between the client's deadline and turmoil's hard simulation limit.
+const SIM_SLACK_MS: u64 = 5_000;
+
+/// A bug planted on purpose, to prove the simulator catches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlantedBug {
+    /// The store server forwards the current fence token instead of the one the caller
+    /// presented, so a zombie's append lands (PLACE-05 must catch it).
+    StoreIgnoresFence,
+}
+
+/// Simulator settings. Rates are drawn per seed up to these caps.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Length of the safety phase (faults on), simulated milliseconds.
+    pub safety_ms: u64,
+    /// Length of the liveness phase (faults off), simulated milliseconds.
+    pub liveness_ms: u64,
+    /// Lease duration of the dispatcher, simulated milliseconds.
+    pub lease_ms: u64,
+    /// Cap on the per-run injected-crash chance, per mille.
+    pub crash_per_mille_max: u64,
+    /// Cap on the chance that a crashed run becomes a zombie, per mille.
+    pub zombie_per_mille_max: u64,
+    /// Cap on the chance of a hostile resume before each answer, per mille.
+    pub hostile_per_mille_max: u64,
+    /// A bug to plant (tests only).
+    pub bug: Option<PlantedBug>,
+    /// Where to write a failing seed's files; `None` prints the seed only.
+    pub artifacts_dir: Option<PathBuf>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            safety_ms: 6_000,
+            liveness_ms: 20_000,
+            lease_ms: 1_000,
+            crash_per_mille_max: 500,
+            zombie_per_mille_max: 600,
+            hostile_per_mille_max: 400,
+            bug: None,
+            artifacts_dir: None,
+        }
+    }
+}
+
+/// An invariant broken in a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The rule id, e.g. `"PLACE-05"`.
+    pub rule: String,
+    /// What happened.
+    pub message: String,
+    /// The execution, when there is one.
+    pub execution_id: Option<String>,
+    /// The event index (sequence) involved, when there is one.
+    pub event_index: Option<u64>,
+}
+
+/// What one seed produced.
+#[derive(Debug, Clone)]
+pub struct SimOutcome {
+    /// The seed.
+    pub seed: u64,
+    /// Ordered store operations and results, one JSON object per line.
+    pub trace: Vec<String>,
+    /// Broken invariants.
+    pub violations: Vec<Violation>,
+    /// One result per invariant (area `sim`).
+    pub results: Vec<CaseResult>,
+    /// The drawn setup and fault schedule, as JSON.
+    pub schedule: Value,
+    /// The final event logs, by execution id.
+    pub logs: Vec<(String, Vec<Value>)>,
+    /// What the faults did: evidence that a passing seed exercised something.
+    pub stats: SimStats,
+}
+
+/// Counts of what happened in a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Zombie appends the store refused as fenced (PLACE-05 evidence).
+    pub zombie_refused: u64,
+    /// Hostile resumes ingress refused (INGRESS-15 evidence).
+    pub hostile_refused: u64,
+    /// Runs that stopped at an injected crash point.
+    pub injected_crashes: u64,
+    /// Effect invocations in total.
+    pub effect_calls: u64,
+    /// Executions that completed.
+    pub completed: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Fault {
+    Bounce(usize),
+    Partition(usize, u64),
+}
+
+#[derive(Debug, Clone)]
+struct Setup {
+    workers: usize,
+    scenarios: Vec<Scenario>,
+    faults: WorkerFaults,
+    hostile_per_mille: u64,
+    latency_ms: (u64, u64),
+    schedule: Vec<(u64, Fault)>,
+}
+
+fn draw(seed: u64, config: &SimConfig) -> Setup {
+    let mut rng = Rng::derive(seed, 0);
+    let workers = rng.range(WORKERS_MIN, WORKERS_MAX) as usize;
+    let n = rng.range(EXECUTIONS_MIN, EXECUTIONS_MAX) as usize;
+    let scenarios = (0..n).map(|i| hosts::scenario(&mut rng, i)).collect();
+    let faults = WorkerFaults {
+        crash_per_mille: rng.range(0, config.crash_per_mille_max),
+        zombie_per_mille: rng.range(0, config.zombie_per_mille_max),
+        lease_ms: config.lease_ms,
+    };
+    let hostile_per_mille = rng.range(0, config.hostile_per_mille_max);
+    let lo = rng.range(1, 5);
+    let latency_ms = (lo, lo + rng.range(0, 40));
+    let mut schedule = Vec::new();
+    for _ in 0..rng.range(0, FAULT_ACTIONS_MAX) {
+        let at = rng.range(0, config.safety_ms.saturating_sub(1));
+        let w = rng.range(0, workers as u64 - 1) as usize;
+        let fault = if rng.chance(500) {
+            Fault::Bounce(w)
+        } else {
+            Fault::Partition(w, rng.range(100, PARTITION_MS_MAX))
+        };
+        schedule.push((at, fault));
+    }
+    schedule.sort_by_key(|(at, _)| *at);
+    Setup {
+        workers,
+        scenarios,
+        faults,
+        hostile_per_mille,
+        latency_ms,
+        schedule,
+    }
+}
+
+fn schedule_json(seed: u64, setup: &Setup) -> Value {
+    json!({
+        "seed": seed,
+        "workers": setup.workers,
+        "crashPerMille": setup.faults.crash_per_mille,
+        "zombiePerMille": setup.faults.zombie_per_mille,
+        "hostilePerMille": setup.hostile_per_mille,
+        "latencyMs": [setup.latency_ms.0, setup.latency_ms.1],
+        "faults": setup.schedule.iter().map(|(at, f)| match f {
+            Fault::Bounce(w) => json!({ "at": at, "bounce": worker_name(*w) }),
+            Fault::Partition(w, d) => json!({ "at": at, "partition": worker_name(*w), "ms": d }),
+        }).collect::<Vec<_>>(),
+        "flows": setup.scenarios.iter().map(|s| s.flow.clone()).collect::<Vec<_>>(),
+    })
+}
+
+fn worker_name(i: usize) -> String {
+    format!("worker-{i}")
+}
+
+/// Runs one seed: draws the setup, simulates both phases, checks every invariant.
+pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
+    let setup = draw(seed, config);
+    let schedule = schedule_json(seed, &setup);
+    let dispatcher = MemoryDispatcher::with_lease_ms(config.lease_ms as i64)
+        .unwrap_or_else(|_| MemoryDispatcher::new());
+    // Registering the one target on a fresh in-memory dispatcher cannot fail.
+    let _ = block_on(dispatcher.register_target(TARGET));
+    let world = Arc::new(World {
+        events: MemoryEventStore::new(),
+        timers: MemoryTimerStore::new(),
+        dispatcher,
+        book: Mutex::new(Book::default()),
+        bug: config.bug,
+    });
+    let scenarios = Arc::new(setup.scenarios.clone());
+    let faults_on = Arc::new(AtomicBool::new(true));
+    let deadline_ms = config.safety_ms + config.liveness_ms;
+
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(seed)
+        .tick_duration(Duration::from_millis(TICK_MS))
+        .min_message_latency(Duration::from_millis(setup.latency_ms.0))
+        .max_message_latency(Duration::from_millis(setup.latency_ms.1))
+        .simulation_duration(Duration::from_millis(deadline_ms + SIM_SLACK_MS))
+        .build();
+
+    {
+        let world = world.clone();
+        sim.host(STORE_HOST, move || net::serve(world.clone()));
+    }
+    for w in 0..setup.workers {
+        let (world, scenarios, faults_on) = (world.clone(), scenarios.clone(), faults_on.clone());
+        let rng = Arc::new(Mutex::new(Rng::derive(seed, 100 + w as u64)));
+        let faults = setup.faults;
+        let name = worker_name(w);
+        let host = name.clone();
+        sim.host(host.as_str(), move || {
+            hosts::worker(
+                name.clone(),
+                world.clone(),
+                scenarios.clone(),
+                faults_on.clone(),
+                rng.clone(),
+                faults,
+            )
+        });
+    }
+    {
+        let (world, scenarios, faults_on) = (world.clone(), scenarios.clone(), faults_on.clone());
+        let rng = Rng::derive(seed, 1);
+        let hostile = setup.hostile_per_mille;
+        sim.client("client", async move {
+            hosts::client(world, scenarios, faults_on, rng, hostile, deadline_ms).await
+        });
+    }
+    // The sweeper is the dispatcher's half that watches the log: it re-queues every
+    // execution that is neither parked nor ended (a crashed resume, a lost lease).
+    sim.host("dispatcher", sweeper);
+
+    let mut pending = setup.schedule.clone();
+    pending.reverse();
+    let mut repairs: Vec<(u64, usize)> = Vec::new();
+    let mut sim_error = None;
+    loop {
+        let now = sim.elapsed().as_millis() as u64;
+        while pending.last().is_some_and(|(at, _)| *at <= now) {
+            if let Some((at, fault)) = pending.pop() {
+                match fault {
+                    Fault::Bounce(w) => sim.bounce(worker_name(w)),
+                    Fault::Partition(w, d) => {
+                        sim.partition(worker_name(w), STORE_HOST);
+                        repairs.push((at + d, w));
+                    }
+                }
+                world.trace(json!({ "t": now, "fault": format!("{fault:?}") }));
+            }
+        }
+        repairs.retain(|(at, w)| {
+            if *at <= now || now >= config.safety_ms {
+                sim.repair(worker_name(*w), STORE_HOST);
+                false
+            } else {
+                true
+            }
+        });
+        if now >= config.safety_ms && faults_on.load(Ordering::SeqCst) {
+            faults_on.store(false, Ordering::SeqCst);
+            world.trace(json!({ "t": now, "phase": "liveness" }));
+        }
+        match sim.step() {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => {
+                sim_error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    drop(sim);
+    finish(seed, config, &world, &setup, schedule, sim_error)
+}
+
+async fn sweeper() -> turmoil::Result {
+    let client = net::StoreClient::new("dispatcher");
+    loop {
+        tokio::time::sleep(Duration::from_millis(hosts::SWEEP_MS)).await;
+        let Ok(ids) = client.list_executions().await else {
+            continue;
+        };
+        for id in ids {
+            let Ok(log) = client.read(&id).await else {
+                continue;
+            };
+            let state = loom_kernel::fold(&log);
+            if state.status.is_terminal() || state.suspended_on().is_some() {
+                continue;
+            }
+            let flow_id = log
+                .first()
+                .map(|e| e.workflow_id.clone())
+                .unwrap_or_default();
+            let package = loom_kernel::spi::ExecutionPackage {
+                execution_id: id,
+                flow_id,
+                resume_hint: None,
+                compute_target: None,
+            };
+            // AlreadyExists means it is queued or leased: nothing to do.
+            let _ = client.dispatch(&package).await;
+        }
+    }
+}
+
+fn finish(
+    seed: u64,
+    config: &SimConfig,
+    world: &World,
+    setup: &Setup,
+    schedule: Value,
+    sim_error: Option<String>,
+) -> SimOutcome {
+    let mut logs = Vec::new();
+    for s in &setup.scenarios {
+        let log = block_on(world.events.read(&s.execution_id)).unwrap_or_default();
+        logs.push((s.execution_id.clone(), log));
+    }
+    let mut violations = std::mem::take(&mut world.book().violations);
+    if let Some(e) = sim_error {
+        violations.push(Violation {
+            rule: "PLACE-04".into(),
+            message: format!("the simulation stopped: {e}"),
+            execution_id: None,
+            event_index: None,
+        });
+    }
+    violations.extend(check::final_checks(&setup.scenarios, &logs));
+    let results = check::results(seed, &violations);
+    let trace = std::mem::take(&mut world.book().trace);
+    let stats = {
+        let book = world.book();
+        SimStats {
+            zombie_refused: book.zombie_refused,
+            hostile_refused: book.hostile_refused,
+            injected_crashes: book.injected_crashes,
+            effect_calls: book.effect_calls.values().sum(),
+            completed: logs
+                .iter()
+                .filter(|(_, l)| l.iter().any(|e| e.event_type == "EXECUTION_COMPLETED"))
+                .count() as u64,
+        }
+    };
+    let outcome = SimOutcome {
+        seed,
+        trace,
+        violations,
+        results,
+        schedule,
+        logs: logs
+            .into_iter()
+            .map(|(id, log)| (id, log.iter().map(|e| e.to_value()).collect()))
+            .collect(),
+        stats,
+    };
+    if !outcome.violations.is_empty() {
+        eprintln!(
+            "loom-sim: seed {seed} broke {} invariant(s); reproduce with run_seed({seed}, ..)",
+            outcome.violations.len()
+        );
+        if let Some(dir) = &config.artifacts_dir {
+            if let Err(e) = write_artifacts(dir, &outcome) {
+                eprintln!("loom-sim: could not write the artefacts of seed {seed}: {e}");
+            }
+        }
+    }
+    outcome
+}
+
+/// Writes a failing seed's files under `dir/seed-<seed>/`: the seed, the drawn setup
+/// and fault schedule, the violations, the trace and every final event log.
+pub fn write_artifacts(dir: &Path, outcome: &SimOutcome) -> std::io::Result<PathBuf> {
+    let base = dir.join(format!("seed-{}", outcome.seed));
+    std::fs::create_dir_all(base.join("logs"))?;
+    std::fs::write(base.join("seed.txt"), format!("{}\n", outcome.seed))?;
+    std::fs::write(
+        base.join("schedule.json"),
+        serde_json::to_string_pretty(&outcome.schedule).unwrap_or_default(),
+    )?;
+    let violations: Vec<String> = outcome
+        .violations
+        .iter()
+        .map(|v| {
+            json!({ "rule": v.rule, "message": v.message, "executionId": v.execution_id, "eventIndex": v.event_index })
+                .to_string()
+        })
+        .collect();
+    std::fs::write(base.join("violations.jsonl"), violations.join("\n") + "\n")?;
+    std::fs::write(base.join("trace.jsonl"), outcome.trace.join("\n") + "\n")?;
+    for (id, log) in &outcome.logs {
+        let lines: Vec<String> = log.iter().map(Value::to_string).collect();
+        std::fs::write(
+            base.join("logs").join(format!("{id}.jsonl")),
+            lines.join("\n") + "\n",
+        )?;
+    }
+    Ok(base)
+}
+
+/// Runs every seed in `seeds`, or only those with `seed % n == i` for `shard =
+/// Some((i, n))` (so a CI matrix can split a sweep; an `n` of 0 runs nothing).
+pub fn sweep(seeds: Range<u64>, shard: Option<(u32, u32)>, config: &SimConfig) -> Vec<SimOutcome> {
+    seeds
+        .filter(|s| match shard {
+            None => true,
+            Some((_, 0)) => false,
+            Some((i, n)) => s % u64::from(n) == u64::from(i),
+        })
+        .map(|s| run_seed(s, config))
+        .collect()
+}
+
+/// The results of seeds `0..seeds` with the default configuration, for `loom check`.
+pub fn sim_results(seeds: u64, show_progress: bool) -> Vec<CaseResult> {
+    let config = SimConfig::default();
+    let mut results = Vec::new();
+    for seed in 0..seeds {
+        let outcome = run_seed(seed, &config);
+        if show_progress {
+            eprintln!(
+                "sim: seed {seed}/{seeds}: {} violation(s), {} trace lines",
+                outcome.violations.len(),
+                outcome.trace.len()
+            );
+        }
+        results.extend(outcome.results);
+    }
+    results
+}

@@ -1,0 +1,532 @@
+//! The store server and its client: the in-memory stores behind a JSON-lines
+//! request/response protocol over turmoil TCP.
+//!
+//! One request per connection keeps the protocol trivially framed and makes a crashed
+//! or partitioned peer cost exactly one timed-out call. The server is the single place
+//! every store operation passes through, so it writes the trace and checks the
+//! invariants that must hold at every append (SPI-23, PLACE-05).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use loom_kernel::spi::{
+    Anchor, AppendAck, Capabilities, Clock, EventStore, EventStoreCapabilities, EventStoreMethod,
+    ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, StoreError, StoreErrorKind, Timer,
+    TimerStore, TIMER_STORE_SPI_VERSION,
+};
+use loom_kernel::{EventEnvelope, EVENT_STORE_SPI_VERSION};
+use loom_stores::memory::{MemoryDispatcher, MemoryEventStore, MemoryTimerStore};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use turmoil::net::{TcpListener, TcpStream};
+
+use crate::{PlantedBug, Violation};
+
+/// The store server's TCP port.
+pub const STORE_PORT: u16 = 7000;
+/// The store server's host name.
+pub const STORE_HOST: &str = "store";
+/// Longest request or response line, in bytes; a longer one is refused.
+pub const LINE_BYTES_MAX: usize = 4 << 20;
+/// How long a client waits for one store call (connect, request, response) in
+/// simulated time. A crashed or partitioned peer would otherwise hang the caller.
+pub const CALL_TIMEOUT_MS: u64 = 800;
+/// Most trace lines kept per seed; later operations are counted, not recorded.
+pub const TRACE_LINES_MAX: usize = 200_000;
+/// The dispatcher target every worker claims for.
+pub const TARGET: &str = "sim";
+/// Epoch the simulated clock starts at (2026-01-01T00:00:00Z), so timestamps look real.
+pub const EPOCH_MS: i64 = 1_767_225_600_000;
+
+/// The runtime's injected clock: turmoil's simulated elapsed time since the start.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimClock;
+
+impl Clock for SimClock {
+    fn now_ms(&self) -> i64 {
+        // Outside a simulation (never in practice) the clock reads the epoch.
+        let ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis());
+        EPOCH_MS.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX - EPOCH_MS))
+    }
+}
+
+/// What the hosts share with the harness: the durable stores (they outlive host
+/// crashes, like a disk), the trace and the violations found while running.
+pub struct World {
+    /// The authoritative event log.
+    pub events: MemoryEventStore,
+    /// Durable timers.
+    pub timers: MemoryTimerStore,
+    /// The dispatcher queue.
+    pub dispatcher: MemoryDispatcher,
+    /// Mutable bookkeeping.
+    pub book: Mutex<Book>,
+    /// A bug planted on purpose, to prove the invariants catch it.
+    pub bug: Option<PlantedBug>,
+}
+
+/// Bookkeeping the server and the hosts write.
+#[derive(Debug, Default)]
+pub struct Book {
+    /// Ordered store operations and their results, one JSON object per line.
+    pub trace: Vec<String>,
+    /// Trace lines not kept because of [`TRACE_LINES_MAX`].
+    pub trace_dropped: u64,
+    /// Violations found while running.
+    pub violations: Vec<Violation>,
+    /// The current fence token per execution, as the server handed it out.
+    pub fences: BTreeMap<String, u64>,
+    /// Effect invocations per (execution, step).
+    pub effect_calls: BTreeMap<(String, String), u64>,
+    /// Zombie appends refused as fenced.
+    pub zombie_refused: u64,
+    /// Hostile resumes refused by ingress.
+    pub hostile_refused: u64,
+    /// Runs that stopped at an injected crash point.
+    pub injected_crashes: u64,
+}
+
+impl World {
+    /// Locks the bookkeeping; a poisoned lock still holds usable data.
+    pub fn book(&self) -> MutexGuard<'_, Book> {
+        self.book.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records one trace line.
+    pub fn trace(&self, line: Value) {
+        let mut book = self.book();
+        if book.trace.len() < TRACE_LINES_MAX {
+            book.trace.push(line.to_string());
+        } else {
+            book.trace_dropped += 1;
+        }
+    }
+
+    /// Records a violation.
+    pub fn violate(&self, v: Violation) {
+        self.book().violations.push(v);
+    }
+}
+
+fn err_to_json(e: &StoreError) -> Value {
+    let mut v = json!({ "kind": e.kind.name(), "message": e.message });
+    match e.kind {
+        StoreErrorKind::Conflict {
+            expected_next,
+            actual_next,
+        } => {
+            v["expectedNext"] = json!(expected_next);
+            v["actualNext"] = json!(actual_next);
+        }
+        StoreErrorKind::Fenced { presented, current } => {
+            v["presented"] = json!(presented);
+            v["current"] = json!(current);
+        }
+        _ => {}
+    }
+    v
+}
+
+fn err_from_json(v: &Value) -> StoreError {
+    let message = v["message"].as_str().unwrap_or("").to_owned();
+    let kind = match v["kind"].as_str().unwrap_or("backend") {
+        "conflict" => StoreErrorKind::Conflict {
+            expected_next: v["expectedNext"].as_u64().unwrap_or(0),
+            actual_next: v["actualNext"].as_u64().unwrap_or(0),
+        },
+        "fenced" => StoreErrorKind::Fenced {
+            presented: v["presented"].as_u64(),
+            current: v["current"].as_u64().unwrap_or(0),
+        },
+        "anchor-changed" => StoreErrorKind::AnchorChanged,
+        "not-found" => StoreErrorKind::NotFound,
+        "already-exists" => StoreErrorKind::AlreadyExists,
+        "lease-lost" => StoreErrorKind::LeaseLost,
+        "invalid-argument" => StoreErrorKind::InvalidArgument,
+        _ => StoreErrorKind::Backend,
+    };
+    StoreError::new(kind, message)
+}
+
+fn backend(message: impl Into<String>) -> StoreError {
+    StoreError::new(StoreErrorKind::Backend, message)
+}
+
+fn field<T: serde::de::DeserializeOwned>(req: &Value, name: &str) -> Result<T, StoreError> {
+    serde_json::from_value(req.get(name).cloned().unwrap_or(Value::Null))
+        .map_err(|e| StoreError::new(StoreErrorKind::InvalidArgument, format!("{name}: {e}")))
+}
+
+fn str_field(req: &Value, name: &str) -> Result<String, StoreError> {
+    field::<String>(req, name)
+}
+
+/// Runs the store server until the host is crashed.
+pub async fn serve(world: Arc<World>) -> turmoil::Result {
+    let listener = TcpListener::bind(("0.0.0.0", STORE_PORT)).await?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let world = world.clone();
+        tokio::spawn(async move {
+            // A broken connection is the client's problem: it times out and retries.
+            let _ = handle(world, stream).await;
+        });
+    }
+}
+
+async fn handle(world: Arc<World>, stream: TcpStream) -> std::io::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read);
+    let mut line = String::new();
+    lines.read_line(&mut line).await?;
+    let response = if line.len() > LINE_BYTES_MAX {
+        json!({ "err": err_to_json(&StoreError::new(StoreErrorKind::InvalidArgument, "request too long")) })
+    } else {
+        match serde_json::from_str::<Value>(&line) {
+            Ok(req) => match dispatch(&world, &req).await {
+                Ok(v) => json!({ "ok": v }),
+                Err(e) => json!({ "err": err_to_json(&e) }),
+            },
+            Err(e) => {
+                json!({ "err": err_to_json(&StoreError::new(StoreErrorKind::InvalidArgument, e.to_string())) })
+            }
+        }
+    };
+    let mut out = response.to_string();
+    out.push('\n');
+    write.write_all(out.as_bytes()).await?;
+    Ok(())
+}
+
+async fn dispatch(world: &World, req: &Value) -> Result<Value, StoreError> {
+    let op = req["op"].as_str().unwrap_or("");
+    let from = req["from"].as_str().unwrap_or("?");
+    let now = SimClock.now_ms();
+    let result = execute(world, op, req, now).await;
+    // The trace names the operation, its caller and its result; payloads are left out
+    // (they are in the final logs) to keep the trace small.
+    let mut line = json!({ "t": now - EPOCH_MS, "from": from, "op": op });
+    if let Some(x) = req.get("exec") {
+        line["exec"] = x.clone();
+    }
+    match &result {
+        Ok(v) => {
+            line["ok"] = match op {
+                "read" => json!(v.as_array().map_or(0, Vec::len)),
+                "claim" => json!(v.get("executionId").or(v.get("package")).cloned()),
+                _ => v.clone(),
+            }
+        }
+        Err(e) => line["err"] = json!(e.kind.name()),
+    }
+    world.trace(line);
+    result
+}
+
+async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value, StoreError> {
+    match op {
+        "append" => append(world, req).await,
+        "read" => {
+            let exec = str_field(req, "exec")?;
+            let log = world.events.read(&exec).await?;
+            Ok(Value::Array(
+                log.iter().map(EventEnvelope::to_value).collect(),
+            ))
+        }
+        "list" => Ok(json!(world.events.list_executions().await?)),
+        "fence" => {
+            let exec = str_field(req, "exec")?;
+            let token = world.events.acquire_fence(&exec).await?;
+            world.book().fences.insert(exec, token.0);
+            Ok(json!(token.0))
+        }
+        "observe" => {
+            let exec = str_field(req, "exec")?;
+            let a = world.events.observe(&exec).await?;
+            serde_json::to_value(a).map_err(|e| backend(e.to_string()))
+        }
+        "schedule" => {
+            let t: Timer = field(req, "timer")?;
+            let t = world.timers.schedule(t).await?;
+            serde_json::to_value(t).map_err(|e| backend(e.to_string()))
+        }
+        "due" => {
+            let limit: usize = field(req, "limit")?;
+            let due = world.timers.due(field(req, "now")?, limit).await?;
+            serde_json::to_value(due).map_err(|e| backend(e.to_string()))
+        }
+        "cancel" => {
+            let exec = str_field(req, "exec")?;
+            Ok(json!(
+                world.timers.cancel(&exec, &str_field(req, "key")?).await?
+            ))
+        }
+        "dispatch" => {
+            let p: ExecutionPackage = field(req, "package")?;
+            Ok(json!(world.dispatcher.dispatch(p).await?.0))
+        }
+        "claim" => {
+            let worker = str_field(req, "worker")?;
+            let lease = world.dispatcher.claim(TARGET, &worker, now).await?;
+            serde_json::to_value(lease).map_err(|e| backend(e.to_string()))
+        }
+        "complete" => {
+            let lease: Lease = field(req, "lease")?;
+            world.dispatcher.complete(&lease).await?;
+            Ok(Value::Null)
+        }
+        _ => Err(StoreError::new(
+            StoreErrorKind::InvalidArgument,
+            format!("unknown op `{op}`"),
+        )),
+    }
+}
+
+async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
+    let exec = str_field(req, "exec")?;
+    let expected_next: u64 = field(req, "expectedNext")?;
+    let presented: Option<u64> = field(req, "fence")?;
+    let raw: Vec<Value> = field(req, "events")?;
+    let mut events = Vec::with_capacity(raw.len());
+    for (i, v) in raw.iter().enumerate() {
+        events.push(
+            EventEnvelope::from_value(v, i)
+                .map_err(|e| StoreError::new(StoreErrorKind::InvalidArgument, e.to_string()))?,
+        );
+    }
+    let current = world.book().fences.get(&exec).copied().unwrap_or(0);
+    // The planted bug models a store that does not check fences: it forwards the
+    // current token whatever the caller presented.
+    let forwarded = match world.bug {
+        Some(PlantedBug::StoreIgnoresFence) if current > 0 => Some(current),
+        _ => presented,
+    };
+    let ack: AppendAck = world
+        .events
+        .append(&exec, expected_next, events, forwarded.map(FenceToken))
+        .await?;
+    if current > 0 && presented != Some(current) {
+        world.violate(Violation {
+            rule: "PLACE-05".into(),
+            message: format!(
+                "an append presenting fence {presented:?} landed while fence {current} was current"
+            ),
+            execution_id: Some(exec.clone()),
+            event_index: Some(ack.first_sequence),
+        });
+    }
+    // SPI-23, checked at every append: the stored log is 0..n without gaps.
+    let log = world.events.read(&exec).await?;
+    if let Some((i, e)) = log
+        .iter()
+        .enumerate()
+        .find(|(i, e)| e.sequence != *i as u64)
+    {
+        world.violate(Violation {
+            rule: "SPI-23".into(),
+            message: format!("event {i} has sequence {}", e.sequence),
+            execution_id: Some(exec.clone()),
+            event_index: Some(i as u64),
+        });
+    }
+    serde_json::to_value(ack).map_err(|e| backend(e.to_string()))
+}
+
+/// A store client for one host and one run: every call is one simulated TCP request
+/// wrapped in a simulated-time timeout.
+pub struct StoreClient {
+    host: String,
+    /// Appends that succeeded through this client (INGRESS-15 evidence).
+    pub appends: AtomicU64,
+    first_read: Mutex<BTreeMap<String, u64>>,
+    fences: Mutex<BTreeMap<String, u64>>,
+}
+
+impl StoreClient {
+    /// A client calling from `host`.
+    pub fn new(host: &str) -> StoreClient {
+        StoreClient {
+            host: host.to_owned(),
+            appends: AtomicU64::new(0),
+            first_read: Mutex::new(BTreeMap::new()),
+            fences: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The log length this client saw on its first read of `exec` (what the run
+    /// started from), if it read it.
+    pub fn first_read_len(&self, exec: &str) -> Option<u64> {
+        self.first_read
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(exec)
+            .copied()
+    }
+
+    /// The fence token this client last acquired for `exec`.
+    pub fn fence_of(&self, exec: &str) -> Option<u64> {
+        self.fences
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(exec)
+            .copied()
+    }
+
+    /// Sends one request and waits for its response.
+    pub async fn call(&self, op: &str, mut req: Value) -> Result<Value, StoreError> {
+        req["op"] = json!(op);
+        req["from"] = json!(self.host);
+        let mut line = req.to_string();
+        line.push('\n');
+        let exchange = async {
+            let stream = TcpStream::connect((STORE_HOST, STORE_PORT)).await?;
+            let (read, mut write) = stream.into_split();
+            write.write_all(line.as_bytes()).await?;
+            let mut reader = BufReader::new(read);
+            let mut answer = String::new();
+            reader.read_line(&mut answer).await?;
+            Ok::<String, std::io::Error>(answer)
+        };
+        let answer =
+            match tokio::time::timeout(Duration::from_millis(CALL_TIMEOUT_MS), exchange).await {
+                Err(_) => return Err(backend(format!("{op}: timed out"))),
+                Ok(Err(e)) => return Err(backend(format!("{op}: {e}"))),
+                Ok(Ok(a)) => a,
+            };
+        if answer.len() > LINE_BYTES_MAX {
+            return Err(backend("response too long"));
+        }
+        let v: Value = serde_json::from_str(&answer).map_err(|e| backend(e.to_string()))?;
+        match (v.get("ok"), v.get("err")) {
+            (Some(ok), _) => Ok(ok.clone()),
+            (None, Some(err)) => Err(err_from_json(err)),
+            _ => Err(backend("malformed response")),
+        }
+    }
+
+    /// Claims a package for `worker`.
+    pub async fn claim(&self, worker: &str) -> Result<Option<Lease>, StoreError> {
+        let v = self.call("claim", json!({ "worker": worker })).await?;
+        serde_json::from_value(v).map_err(|e| backend(e.to_string()))
+    }
+
+    /// Completes a lease.
+    pub async fn complete(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.call("complete", json!({ "lease": lease }))
+            .await
+            .map(|_| ())
+    }
+
+    /// Queues a package.
+    pub async fn dispatch(&self, package: &ExecutionPackage) -> Result<(), StoreError> {
+        self.call("dispatch", json!({ "package": package }))
+            .await
+            .map(|_| ())
+    }
+
+    /// Sends a raw append (the zombie's write), bypassing the runtime.
+    pub async fn raw_append(
+        &self,
+        exec: &str,
+        expected_next: u64,
+        events: Vec<EventEnvelope>,
+        fence: Option<u64>,
+    ) -> Result<AppendAck, StoreError> {
+        let events: Vec<Value> = events.iter().map(EventEnvelope::to_value).collect();
+        let v = self
+            .call(
+                "append",
+                json!({ "exec": exec, "expectedNext": expected_next, "events": events, "fence": fence }),
+            )
+            .await?;
+        self.appends.fetch_add(1, Ordering::SeqCst);
+        serde_json::from_value(v).map_err(|e| backend(e.to_string()))
+    }
+}
+
+impl EventStore for StoreClient {
+    fn capabilities(&self) -> EventStoreCapabilities {
+        Capabilities::new(
+            EVENT_STORE_SPI_VERSION,
+            [
+                EventStoreMethod::AcquireFence,
+                EventStoreMethod::AppendIfUnchanged,
+            ],
+        )
+    }
+
+    async fn append(
+        &self,
+        execution_id: &str,
+        expected_next: u64,
+        events: Vec<EventEnvelope>,
+        fence: Option<FenceToken>,
+    ) -> Result<AppendAck, StoreError> {
+        self.raw_append(execution_id, expected_next, events, fence.map(|f| f.0))
+            .await
+    }
+
+    async fn read(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
+        let v = self.call("read", json!({ "exec": execution_id })).await?;
+        let raw = v.as_array().cloned().unwrap_or_default();
+        let mut log = Vec::with_capacity(raw.len());
+        for (i, e) in raw.iter().enumerate() {
+            log.push(EventEnvelope::from_value(e, i).map_err(|e| backend(e.to_string()))?);
+        }
+        self.first_read
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(execution_id.to_owned())
+            .or_insert(log.len() as u64);
+        Ok(log)
+    }
+
+    async fn list_executions(&self) -> Result<Vec<String>, StoreError> {
+        let v = self.call("list", json!({})).await?;
+        serde_json::from_value(v).map_err(|e| backend(e.to_string()))
+    }
+
+    async fn acquire_fence(&self, execution_id: &str) -> Result<FenceToken, StoreError> {
+        let v = self.call("fence", json!({ "exec": execution_id })).await?;
+        let token = v.as_u64().ok_or_else(|| backend("fence: not a number"))?;
+        self.fences
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(execution_id.to_owned(), token);
+        Ok(FenceToken(token))
+    }
+
+    async fn observe(&self, execution_id: &str) -> Result<Anchor, StoreError> {
+        let v = self
+            .call("observe", json!({ "exec": execution_id }))
+            .await?;
+        serde_json::from_value(v).map_err(|e| backend(e.to_string()))
+    }
+}
+
+impl TimerStore for StoreClient {
+    fn spi_version(&self) -> String {
+        TIMER_STORE_SPI_VERSION.to_owned()
+    }
+
+    async fn schedule(&self, timer: Timer) -> Result<Timer, StoreError> {
+        let v = self.call("schedule", json!({ "timer": timer })).await?;
+        serde_json::from_value(v).map_err(|e| backend(e.to_string()))
+    }
+
+    async fn due(&self, now_ms: i64, limit: usize) -> Result<Vec<Timer>, StoreError> {
+        let v = self
+            .call("due", json!({ "now": now_ms, "limit": limit }))
+            .await?;
+        serde_json::from_value(v).map_err(|e| backend(e.to_string()))
+    }
+
+    async fn cancel(&self, execution_id: &str, key: &str) -> Result<bool, StoreError> {
+        let v = self
+            .call("cancel", json!({ "exec": execution_id, "key": key }))
+            .await?;
+        Ok(v.as_bool().unwrap_or(false))
+    }
+}
