@@ -72,6 +72,11 @@ pub enum PlantedBug {
     /// The store server forwards the current fence token instead of the one the caller
     /// presented, so a zombie's append lands (PLACE-05 must catch it).
     StoreIgnoresFence,
+    /// The store answers a read whose last event is `STEP_COMPLETED` without that
+    /// event (a stale replica) and appends a stale writer's events at the real head
+    /// instead of refusing them, so a recovering run re-invokes a completed step's
+    /// effect (REPLAY-01 must catch it).
+    StaleReadsBlindAppends,
 }
 
 /// Simulator settings. Rates are drawn per seed up to these caps.

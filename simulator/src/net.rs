@@ -214,7 +214,7 @@ async fn dispatch(world: &World, req: &Value) -> Result<Value, StoreError> {
     match &result {
         Ok(v) => {
             line["ok"] = match op {
-                "read" => json!(v.as_array().map_or(0, Vec::len)),
+                "read" => v["len"].clone(),
                 "claim" => json!(v.get("executionId").or(v.get("package")).cloned()),
                 _ => v.clone(),
             }
@@ -230,10 +230,17 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
         "append" => append(world, req).await,
         "read" => {
             let exec = str_field(req, "exec")?;
-            let log = world.events.read(&exec).await?;
-            Ok(Value::Array(
-                log.iter().map(EventEnvelope::to_value).collect(),
-            ))
+            let mut log = world.events.read(&exec).await?;
+            // `len` is the store's true head: the client keeps it as the REPLAY-01
+            // oracle, so a read that hides events cannot hide them from the check.
+            let len = log.len();
+            if world.bug == Some(PlantedBug::StaleReadsBlindAppends)
+                && log.last().is_some_and(|e| e.event_type == "STEP_COMPLETED")
+            {
+                log.pop();
+            }
+            let events: Vec<Value> = log.iter().map(EventEnvelope::to_value).collect();
+            Ok(json!({ "events": events, "len": len }))
         }
         "list" => Ok(json!(world.events.list_executions().await?)),
         "fence" => {
@@ -296,6 +303,23 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
                 .map_err(|e| StoreError::new(StoreErrorKind::InvalidArgument, e.to_string()))?,
         );
     }
+    if world.bug == Some(PlantedBug::StaleReadsBlindAppends) {
+        // The planted bug's append half: a writer's stale `expected_next` is not
+        // refused; its events are renumbered onto the real head.
+        let head = world
+            .events
+            .read(&exec)
+            .await?
+            .last()
+            .map_or(0, |e| e.sequence + 1);
+        if expected_next < head {
+            for (i, e) in events.iter_mut().enumerate() {
+                e.sequence = head + i as u64;
+                e.id = format!("{exec}:{}", e.sequence);
+            }
+            return blind_append(world, &exec, head, events, presented).await;
+        }
+    }
     let current = world.book().fences.get(&exec).copied().unwrap_or(0);
     // The planted bug models a store that does not check fences: it forwards the
     // current token whatever the caller presented.
@@ -331,6 +355,20 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
             event_index: Some(i as u64),
         });
     }
+    serde_json::to_value(ack).map_err(|e| backend(e.to_string()))
+}
+
+async fn blind_append(
+    world: &World,
+    exec: &str,
+    head: u64,
+    events: Vec<EventEnvelope>,
+    presented: Option<u64>,
+) -> Result<Value, StoreError> {
+    let ack = world
+        .events
+        .append(exec, head, events, presented.map(FenceToken))
+        .await?;
     serde_json::to_value(ack).map_err(|e| backend(e.to_string()))
 }
 
@@ -470,7 +508,8 @@ impl EventStore for StoreClient {
 
     async fn read(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
         let v = self.call("read", json!({ "exec": execution_id })).await?;
-        let raw = v.as_array().cloned().unwrap_or_default();
+        let raw = v["events"].as_array().cloned().unwrap_or_default();
+        let len = v["len"].as_u64().unwrap_or(raw.len() as u64);
         let mut log = Vec::with_capacity(raw.len());
         for (i, e) in raw.iter().enumerate() {
             log.push(EventEnvelope::from_value(e, i).map_err(|e| backend(e.to_string()))?);
@@ -479,7 +518,7 @@ impl EventStore for StoreClient {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .entry(execution_id.to_owned())
-            .or_insert(log.len() as u64);
+            .or_insert(len);
         Ok(log)
     }
 

@@ -89,3 +89,45 @@ fn sweep_shards_split_the_seed_range() {
     assert_eq!(b, [1, 3]);
     assert!(sweep(0..4, Some((0, 0)), &config).is_empty());
 }
+
+/// A longer sweep for local use: `LOOM_SIM_SEEDS=500 cargo test -p loom-sim --release
+/// -- --ignored long_sweep --nocapture`. Failing seeds' files go to `target/loom-sim`.
+#[test]
+#[ignore]
+fn long_sweep() {
+    let n: u64 = std::env::var("LOOM_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    let config = SimConfig {
+        artifacts_dir: Some("target/loom-sim".into()),
+        ..stormy()
+    };
+    let mut failed = Vec::new();
+    for seed in 0..n {
+        let t = std::time::Instant::now();
+        let out = run_seed(seed, &config);
+        eprintln!(
+            "seed {seed}: {} violation(s) {:?} in {:?}",
+            out.violations.len(),
+            out.stats,
+            t.elapsed()
+        );
+        if !out.violations.is_empty() {
+            failed.push((seed, out.violations));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+#[test]
+fn replay_01_planted_stale_read_that_hides_step_completed_is_caught() {
+    let config = SimConfig {
+        bug: Some(PlantedBug::StaleReadsBlindAppends),
+        ..stormy()
+    };
+    let caught = sweep(0..8, None, &config)
+        .into_iter()
+        .any(|o| o.violations.iter().any(|v| v.rule == "REPLAY-01"));
+    assert!(caught, "no seed in 0..8 caught the planted stale read");
+}
