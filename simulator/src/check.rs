@@ -286,3 +286,96 @@ pub fn results(seed: u64, violations: &[Violation]) -> Vec<CaseResult> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// A scenario with a step and an emit, and its crash-free log.
+    fn finished() -> (Scenario, Vec<EventEnvelope>) {
+        let s = Scenario {
+            execution_id: "exec-0".into(),
+            flow: json!({ "flowId": "flow-0", "body": [
+                { "op": "run", "stepId": "s0", "toolId": TOOL, "input": { "i": 0 } },
+                { "op": "emit", "eventType": "app.note", "payload": { "i": 1 } },
+                { "op": "complete", "output": { "done": 2 } }
+            ]}),
+            input: json!({ "n": 0 }),
+        };
+        let log = reference_log(&s).expect("the reference run finishes");
+        (s, log)
+    }
+
+    fn rules(v: &[Violation]) -> Vec<&str> {
+        v.iter().map(|v| v.rule.as_str()).collect()
+    }
+
+    #[test]
+    fn place_04_snap_01_a_crash_free_log_passes_every_final_check() {
+        let (s, log) = finished();
+        let out = final_checks(&[s], &[("exec-0".into(), log)]);
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    #[test]
+    fn emit_01_a_second_stamped_copy_is_a_violation() {
+        let (s, mut log) = finished();
+        let stamped = log
+            .iter()
+            .find(|e| e.flow_emit().is_some())
+            .cloned()
+            .expect("the emit is stamped");
+        let mut copy = stamped;
+        copy.sequence = log.len() as u64;
+        copy.id = format!("exec-0:{}", copy.sequence);
+        log.push(copy);
+        let out = final_checks(&[s], &[("exec-0".into(), log)]);
+        assert!(rules(&out).contains(&"EMIT-01"), "{out:?}");
+    }
+
+    #[test]
+    fn spi_23_a_gap_is_a_violation() {
+        let (s, mut log) = finished();
+        let last = log.len() - 1;
+        log[last].sequence += 1;
+        let out = final_checks(&[s], &[("exec-0".into(), log)]);
+        assert!(rules(&out).contains(&"SPI-23"), "{out:?}");
+    }
+
+    #[test]
+    fn place_04_an_unfinished_execution_is_a_violation() {
+        let (s, log) = finished();
+        let cut = log[..2].to_vec();
+        let out = final_checks(&[s], &[("exec-0".into(), cut)]);
+        assert!(rules(&out).contains(&"PLACE-04"), "{out:?}");
+    }
+
+    #[test]
+    fn generated_flows_parse_and_finish_crash_free() {
+        let mut rng = Rng::new(7);
+        for i in 0..50 {
+            let s = crate::hosts::scenario(&mut rng, i);
+            let log = reference_log(&s).expect("reference run");
+            assert!(fold(&log).status.is_terminal(), "{}", s.flow);
+        }
+    }
+
+    #[test]
+    fn results_name_each_rule_once() {
+        let v = Violation {
+            rule: "SNAP-01".into(),
+            message: "m".into(),
+            execution_id: None,
+            event_index: Some(3),
+        };
+        let r = results(9, &[v]);
+        assert_eq!(r.len(), RULES.len());
+        let failed: Vec<_> = r
+            .iter()
+            .filter(|r| r.status == loom_report::Status::Fail)
+            .collect();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].case_id, "seed-9/SNAP-01");
+    }
+}
