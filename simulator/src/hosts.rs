@@ -85,7 +85,7 @@ impl Effect for CountingEffect {
         // REPLAY-01: if the log this run started from already held STEP_COMPLETED for
         // the step, the run must have served it. The authoritative store is read
         // directly; it never waits, so block_on returns at once.
-        let started_from = self.client.first_read_len(call.execution_id).unwrap_or(0);
+        let started_from = self.client.read_len(call.execution_id).unwrap_or(0);
         let log = block_on(self.world.events.read(call.execution_id)).unwrap_or_default();
         if let Some(done) = log.iter().find(|e| {
             e.sequence < started_from

@@ -378,7 +378,7 @@ pub struct StoreClient {
     host: String,
     /// Appends that succeeded through this client (INGRESS-15 evidence).
     pub appends: AtomicU64,
-    first_read: Mutex<BTreeMap<String, u64>>,
+    read_len: Mutex<BTreeMap<String, u64>>,
     fences: Mutex<BTreeMap<String, u64>>,
 }
 
@@ -388,15 +388,15 @@ impl StoreClient {
         StoreClient {
             host: host.to_owned(),
             appends: AtomicU64::new(0),
-            first_read: Mutex::new(BTreeMap::new()),
+            read_len: Mutex::new(BTreeMap::new()),
             fences: Mutex::new(BTreeMap::new()),
         }
     }
 
-    /// The log length this client saw on its first read of `exec` (what the run
-    /// started from), if it read it.
-    pub fn first_read_len(&self, exec: &str) -> Option<u64> {
-        self.first_read
+    /// The store's head at this client's latest read of `exec`: what the current run
+    /// started from, since every runtime entry point reads the log once.
+    pub fn read_len(&self, exec: &str) -> Option<u64> {
+        self.read_len
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(exec)
@@ -514,11 +514,10 @@ impl EventStore for StoreClient {
         for (i, e) in raw.iter().enumerate() {
             log.push(EventEnvelope::from_value(e, i).map_err(|e| backend(e.to_string()))?);
         }
-        self.first_read
+        self.read_len
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .entry(execution_id.to_owned())
-            .or_insert(len);
+            .insert(execution_id.to_owned(), len);
         Ok(log)
     }
 
