@@ -35,6 +35,8 @@ enum Command {
     KernelAdapter(cli::vectors::KernelAdapterArgs),
     /// Re-run a flow script against a recorded log and report whether it replays unchanged.
     Replay(cli::vectors::ReplayArgs),
+    /// Sweep the deploy simulator over seeds (workers, dispatcher and store on a simulated network, with faults).
+    Sim(cli::sim::SimArgs),
     /// Fold an event log and print the canonical state.
     Fold(cli::fold_cmd::FoldArgs),
     /// Check an event log: envelopes, sequences, and fold(snapshot_k, tail) == fold(all) at every k.
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Vectors(cmd) => cli::vectors::run(cmd),
         Command::KernelAdapter(args) => cli::vectors::kernel_adapter(args),
         Command::Replay(args) => cli::vectors::replay(args),
+        Command::Sim(args) => cli::sim::run(args),
         Command::Fold(args) => cli::fold_cmd::fold(args),
         Command::VerifyLog(args) => cli::fold_cmd::verify_log(args),
         Command::KernelManifest(args) => cli::manifest::manifest(args),

@@ -90,37 +90,6 @@ fn sweep_shards_split_the_seed_range() {
     assert!(sweep(0..4, Some((0, 0)), &config).is_empty());
 }
 
-/// A longer sweep for local use: `LOOM_SIM_SEEDS=500 cargo test -p loom-sim --release
-/// -- --ignored long_sweep --nocapture`. Failing seeds' files go under cargo's
-/// per-test temporary directory (`target/tmp/loom-sim`).
-#[test]
-#[ignore]
-fn long_sweep() {
-    let n: u64 = std::env::var("LOOM_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100);
-    let config = SimConfig {
-        artifacts_dir: Some(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("loom-sim")),
-        ..stormy()
-    };
-    let mut failed = Vec::new();
-    for seed in 0..n {
-        let t = std::time::Instant::now();
-        let out = run_seed(seed, &config);
-        eprintln!(
-            "seed {seed}: {} violation(s) {:?} in {:?}",
-            out.violations.len(),
-            out.stats,
-            t.elapsed()
-        );
-        if !out.violations.is_empty() {
-            failed.push((seed, out.violations));
-        }
-    }
-    assert!(failed.is_empty(), "{failed:#?}");
-}
-
 #[test]
 fn replay_01_planted_stale_read_that_hides_step_completed_is_caught() {
     let config = SimConfig {
@@ -133,21 +102,24 @@ fn replay_01_planted_stale_read_that_hides_step_completed_is_caught() {
     assert!(caught, "no seed in 0..8 caught the planted stale read");
 }
 
-/// Known runtime bug, found by this simulator (seed 53, stormy config): two workers
-/// fire the same timer; the second takes a newer fence and is bounced before it
-/// appends; the first is fenced out, and `Runtime::fire_timers` cancels the timer
-/// anyway, so the timed park is never woken (REPLAY-10). Expected to fail until the
-/// runtime keeps a timer whose fire failed; this test then fails and must be flipped.
+/// Regression seeds of a runtime bug this simulator found: two workers fire the same
+/// timer; the one holding the newer fence is bounced before it appends; the first is
+/// fenced out, and `Runtime::fire_timers` used to cancel the timer anyway, so the timed
+/// park was never woken (REPLAY-10). The runtime now keeps a timer whose fire failed.
 #[test]
-fn replay_10_seed_53_failed_timer_fire_cancels_the_timer_known_bug() {
-    let out = run_seed(53, &stormy());
-    let hit = out
-        .violations
-        .iter()
-        .any(|v| v.rule == "REPLAY-10" && v.execution_id.as_deref() == Some("exec-3"));
-    assert!(
-        hit,
-        "seed 53 no longer loses its timer: the runtime may be fixed; flip this test: {:#?}",
-        out.violations
-    );
+fn replay_10_failed_timer_fire_keeps_the_timer_regression_seeds() {
+    for (seed, config) in [
+        (53, stormy()),
+        (375, stormy()),
+        (646, stormy()),
+        (802, stormy()),
+        (282, SimConfig::default()),
+    ] {
+        let out = run_seed(seed, &config);
+        assert!(
+            out.violations.is_empty(),
+            "seed {seed}: {:#?}",
+            out.violations
+        );
+    }
 }

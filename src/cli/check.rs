@@ -15,14 +15,15 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Every part `loom check` knows, in the order it runs them.
-pub const PARTS: [&str; 6] = ["gates", "fold", "vectors", "kits", "tests", "spec"];
+pub const PARTS: [&str; 7] = ["gates", "fold", "vectors", "kits", "sim", "tests", "spec"];
 
 /// Arguments of `loom check`.
 #[derive(Args)]
 #[command(
     after_help = "Parts: gates (ABI, event-schema and manifest pins, the compat gate), fold (generated logs: \
 fold(snapshot, tail) == fold(events) at every k, versioned snapshots, determinism), vectors (the language-neutral \
-vectors against the reference kernel or --kernel-cmd), kits (the SPI conformance kits against --store), tests (the \
+vectors against the reference kernel or --kernel-cmd), kits (the SPI conformance kits against --store), sim (a short \
+sweep of the deploy simulator), tests (the \
 JUnit of the last ./scripts/test run, credited to the rules its test names carry), spec (every rule has evidence; \
 capabilities are backed).\n\n\
 Examples:\n  loom check\n  loom check --only fold --seed 7 --fold-logs 2000\n  loom check --store sqlite:/tmp/loom.db --out ci-report/\n  \
@@ -32,7 +33,7 @@ pub struct CheckArgs {
     /// Directory for report.{json,xml,md,html} (default: target/loom/reports/<run>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Run only these parts (repeatable): gates, fold, vectors, kits, tests, spec.
+    /// Run only these parts (repeatable): gates, fold, vectors, kits, sim, tests, spec.
     #[arg(long, value_name = "PART")]
     pub only: Vec<String>,
     /// Skip these parts (repeatable).
@@ -48,6 +49,9 @@ pub struct CheckArgs {
     /// Seed for generated inputs; the same seed gives the same run.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// How many deploy-simulator seeds the sim part runs (seeds 0..N; `loom sim` sweeps more).
+    #[arg(long, default_value_t = 20)]
+    pub sim_seeds: u64,
     /// How many generated logs the fold part checks.
     #[arg(long, default_value_t = 300)]
     pub fold_logs: u64,
@@ -105,6 +109,7 @@ pub fn run(args: CheckArgs) -> u8 {
             },
             "spec" => spec_part(&args.workspace, &catalogue),
             "tests" => tests_part(&args),
+            "sim" => loom_sim::sim_results(args.sim_seeds, false),
             "vectors" => {
                 match super::vectors::vector_results(args.kernel_cmd.as_deref(), !args.quiet) {
                     Ok((r, digest)) => {

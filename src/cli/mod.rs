@@ -7,6 +7,7 @@ pub mod gen;
 pub mod junit;
 pub mod manifest;
 pub mod report_cmd;
+pub mod sim;
 pub mod vectors;
 
 /// Exit code: success.

@@ -801,10 +801,17 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         for timer in due {
             let id = timer.execution_id.clone();
             let result = self.fire_one(&timer).await;
-            timers
-                .cancel(&timer.execution_id, &timer.key)
-                .await
-                .map_err(RuntimeError::Store)?;
+            // Keep the timer when the fire failed (a store error, a lost fence, a
+            // partition before TIMER_FIRED was appended): another worker, or the next
+            // call, fires it again. Delivery is at least once; the ingress gate makes a
+            // second TIMER_FIRED harmless, and a timer whose park has ended is dropped
+            // above (`fire_one` returns None). Found by the deploy simulator (REPLAY-10).
+            if !matches!(result, Some(Err(_))) {
+                timers
+                    .cancel(&timer.execution_id, &timer.key)
+                    .await
+                    .map_err(RuntimeError::Store)?;
+            }
             if let Some(r) = result {
                 out.push((id, r));
             }
