@@ -195,7 +195,12 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     };
     print_summary(&report);
-    println!("\nreport: {}", paths.html.display());
+    println!(
+        "\nreport: {}",
+        std::fs::canonicalize(&paths.html)
+            .unwrap_or_else(|_| paths.html.clone())
+            .display()
+    );
     println!(
         "        {} (JSON, the source of truth; digest {})",
         paths.json.display(),

@@ -144,7 +144,12 @@ pub fn run(args: SimArgs) -> u8 {
             );
         }
     }
-    println!("report: {}", paths.html.display());
+    println!(
+        "report: {}",
+        std::fs::canonicalize(&paths.html)
+            .unwrap_or_else(|_| paths.html.clone())
+            .display()
+    );
     if failing.is_empty() && report.summary.ok {
         EXIT_OK
     } else {
