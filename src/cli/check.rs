@@ -203,7 +203,9 @@ pub fn run(args: CheckArgs) -> u8 {
     );
     println!(
         "        {} (JSON, the source of truth; digest {})",
-        paths.json.display(),
+        std::fs::canonicalize(&paths.json)
+            .unwrap_or_else(|_| paths.json.clone())
+            .display(),
         report.digest
     );
     if report.summary.ok {
