@@ -28,13 +28,14 @@ use serde_json::Value;
 use tokio_postgres::Transaction;
 
 use loom_kernel::spi::plugin::{
-    check_digest, check_document, check_limit, check_name, Chunk, ContentHasher,
+    check_digest, check_document, check_limit, check_name, check_owner, collect_stream,
+    content_ref, Chunk,
 };
 use loom_kernel::spi::{
     Capabilities, ContentAccess, ContentRef, ContentStore, ContentStoreCapabilities,
-    ContentStoreMethod, Document, DurableStateStore, DurableStateStoreCapabilities, PutStreamAbort,
+    ContentStoreMethod, Document, DurableStateStore, DurableStateStoreCapabilities,
     PutStreamOutcome, QueryOptions, ReadModelPage, ReadModelStore, ReadModelStoreCapabilities,
-    StoreError, StoreErrorKind, Versioned, CONTENT_BYTES_MAX,
+    StoreError, StoreErrorKind, Versioned,
 };
 use loom_kernel::versions::{
     CONTENT_STORE_SPI_VERSION, DURABLE_STATE_STORE_SPI_VERSION, READ_MODEL_STORE_SPI_VERSION,
@@ -49,21 +50,6 @@ pub const PG_ISSUED_CURSORS_MAX: i64 = 10_000;
 /// The ContentStore features the PostgreSQL store claims: all of them. `sealsContent`
 /// answers `false`: the bytes sit in the database as they were put.
 pub const PG_CONTENT_STORE_METHODS: [ContentStoreMethod; 3] = ContentStoreMethod::ALL;
-
-/// `Unsupported` for an owner when `contentAccess` is not claimed, else the owner
-/// name checked.
-fn check_owner(
-    caps: &ContentStoreCapabilities,
-    owner: &Option<ContentAccess>,
-) -> Result<(), StoreError> {
-    match owner {
-        None => Ok(()),
-        Some(_) if !caps.claims(ContentStoreMethod::ContentAccess) => {
-            Err(StoreError::unsupported("contentAccess"))
-        }
-        Some(a) => check_name("owner", &a.owner),
-    }
-}
 
 /// The PostgreSQL ContentStore (bytes as `bytea`).
 #[derive(Clone)]
@@ -123,15 +109,7 @@ impl ContentStore for PgContentStore {
         owner: Option<ContentAccess>,
     ) -> Result<ContentRef, StoreError> {
         check_owner(&self.caps, &owner)?;
-        if bytes.len() > CONTENT_BYTES_MAX {
-            return Err(StoreError::invalid(format!(
-                "content is {} bytes, the limit is {CONTENT_BYTES_MAX}",
-                bytes.len()
-            )));
-        }
-        let mut hasher = ContentHasher::new();
-        hasher.update(&bytes);
-        let reference = hasher.finish();
+        let reference = content_ref(&bytes)?;
         self.publish(&reference, &bytes, owner).await?;
         Ok(reference)
     }
@@ -174,27 +152,10 @@ impl ContentStore for PgContentStore {
         }
         check_owner(&self.caps, &owner)?;
         // Nothing reaches the database until the stream has ended well.
-        let mut buffer = Vec::new();
-        let mut hasher = ContentHasher::new();
-        for chunk in chunks {
-            let bytes = match chunk {
-                Ok(b) => b,
-                Err(message) => {
-                    return Ok(PutStreamOutcome::Aborted(PutStreamAbort::ChunkError {
-                        message,
-                        bytes_read: hasher.size(),
-                    }))
-                }
-            };
-            if buffer.len() + bytes.len() > CONTENT_BYTES_MAX {
-                return Ok(PutStreamOutcome::Aborted(PutStreamAbort::TooLarge {
-                    limit_bytes: CONTENT_BYTES_MAX as u64,
-                }));
-            }
-            hasher.update(&bytes);
-            buffer.extend_from_slice(&bytes);
-        }
-        let reference = hasher.finish();
+        let (buffer, reference) = match collect_stream(chunks) {
+            Ok(collected) => collected,
+            Err(abort) => return Ok(PutStreamOutcome::Aborted(abort)),
+        };
         self.publish(&reference, &buffer, owner).await?;
         Ok(PutStreamOutcome::Stored(reference))
     }

@@ -444,6 +444,59 @@ pub fn check_digest(digest: &str) -> Result<(), StoreError> {
     }
 }
 
+/// The owner check every ContentStore makes: no owner is fine; an owner given to a store
+/// that does not claim `contentAccess` is `Unsupported`; otherwise the owner name must be
+/// a valid id.
+pub fn check_owner(
+    caps: &ContentStoreCapabilities,
+    owner: &Option<ContentAccess>,
+) -> Result<(), StoreError> {
+    match owner {
+        None => Ok(()),
+        Some(_) if !caps.claims(ContentStoreMethod::ContentAccess) => {
+            Err(StoreError::unsupported("contentAccess"))
+        }
+        Some(a) => check_name("owner", &a.owner),
+    }
+}
+
+/// The reference of `bytes` for `put`, refusing content over [`CONTENT_BYTES_MAX`].
+pub fn content_ref(bytes: &[u8]) -> Result<ContentRef, StoreError> {
+    if bytes.len() > CONTENT_BYTES_MAX {
+        return Err(StoreError::invalid(format!(
+            "content is {} bytes, the limit is {CONTENT_BYTES_MAX}",
+            bytes.len()
+        )));
+    }
+    let mut hasher = ContentHasher::new();
+    hasher.update(bytes);
+    Ok(hasher.finish())
+}
+
+/// Collects a `putStream` into a private buffer with its reference, or the reason it
+/// aborted: a chunk error, or a stream over [`CONTENT_BYTES_MAX`]. A store publishes the
+/// buffer only on `Ok`, so an abort leaves nothing behind (the outcome contract).
+pub fn collect_stream(
+    chunks: impl IntoIterator<Item = Chunk>,
+) -> Result<(Vec<u8>, ContentRef), PutStreamAbort> {
+    let mut buffer = Vec::new();
+    let mut hasher = ContentHasher::new();
+    for chunk in chunks {
+        let bytes = chunk.map_err(|message| PutStreamAbort::ChunkError {
+            message,
+            bytes_read: hasher.size(),
+        })?;
+        if buffer.len() + bytes.len() > CONTENT_BYTES_MAX {
+            return Err(PutStreamAbort::TooLarge {
+                limit_bytes: CONTENT_BYTES_MAX as u64,
+            });
+        }
+        hasher.update(&bytes);
+        buffer.extend_from_slice(&bytes);
+    }
+    Ok((buffer, hasher.finish()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
