@@ -524,19 +524,7 @@ fn admit_verdict(
 /// execution was not parked at an ordinary gate). Such an entry would be served to the
 /// next gate positionally (REPLAY-07), so an open park after one cannot be attributed.
 pub fn orphan_answers(log: &[EventEnvelope]) -> usize {
-    let mut state = ExecutionState::new();
-    let mut orphans = 0;
-    for e in log {
-        if e.event_type == "EXECUTION_RESUMED" && !e.payload.is_null() && !e.is_kernel_stamped() {
-            let parked_at_gate =
-                state.status == Status::Suspended && state.parked_gate() != Some(INDOUBT_GATE);
-            if !parked_at_gate {
-                orphans += 1;
-            }
-        }
-        state = crate::fold::fold_owned(state, [e.clone()]);
-    }
-    orphans
+    legacy_answer_warnings(log).len()
 }
 
 /// INGRESS-36/37: a legacy (pre-0104) log with answers that answered no gate makes the
@@ -620,9 +608,10 @@ pub fn legacy_answer_warnings(log: &[EventEnvelope]) -> Vec<LegacyAnswerWarning>
     let mut out = Vec::new();
     for (i, e) in log.iter().enumerate() {
         let before = state.resume_payloads().len();
-        let parked_at_gate = state.status == Status::Suspended
-            && state.parked_gate() != Some(INDOUBT_GATE)
-            && !state.failed_while_parked();
+        // A non-null answer while `_failedWhileParked` is set still answers the gate
+        // (INGRESS-14); only an in-doubt park or an unparked execution has no gate.
+        let parked_at_gate =
+            state.status == Status::Suspended && state.parked_gate() != Some(INDOUBT_GATE);
         state = crate::fold::fold_owned(state, [e.clone()]);
         if e.event_type == "EXECUTION_RESUMED"
             && state.resume_payloads().len() > before
