@@ -16,6 +16,7 @@
 //! It is idempotent and a no-op on a current snapshot.
 
 use crate::fold::{keys, ExecutionState, FoldVersion, Status};
+use crate::EventEnvelope;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -113,4 +114,98 @@ pub fn restore(
         .cloned()
         .collect();
     Ok(crate::fold::fold_owned(state, tail))
+}
+
+/// Which documented exception (docs/decisions/0003-snapshot-normalization.md) a log
+/// falls under when its snapshots are written by an older `writer`, if any: the shapes
+/// for which `restore(normalize(snapshot), tail) == fold(events)` is allowed to fail
+/// (SNAP-04, SNAP-06/07 aside: `seq` is compared separately). `None` means the
+/// equivalence must hold.
+pub fn documented_exception(writer: FoldVersion, events: &[EventEnvelope]) -> Option<&'static str> {
+    if events.iter().any(|e| {
+        e.event_type == "EXECUTION_FAILED"
+            && e.payload
+                .as_object()
+                .is_none_or(|m| !m.contains_key("error"))
+    }) && !writer.has(21)
+    {
+        return Some("SNAP-04 (a): EXECUTION_FAILED without error");
+    }
+    if !writer.has(21) && reopened_after_genuine_failure(events) {
+        return Some("SNAP-04 (b): step failure after a genuine failure");
+    }
+    if !writer.has(26) && retry_after_settle(events) {
+        return Some("0003 (2): retry on a settled frame keeps a stray input (SNAP-11)");
+    }
+    if !writer.has(21)
+        && events
+            .iter()
+            .skip(1)
+            .any(|e| e.event_type == "EXECUTION_STARTED")
+    {
+        return Some("0003 (1): a second EXECUTION_STARTED re-opens like SNAP-04 (b)");
+    }
+    if !writer.has(23)
+        && events
+            .iter()
+            .any(|e| e.payload.get("on") == Some(&Value::from(crate::fold::DIVERGED_GATE)))
+    {
+        return Some("0003 (3): pre-1.23 null resume of __loom_diverged__ was a passthrough");
+    }
+    if events.iter().any(|e| {
+        crate::fold::EVENT_KINDS_SINCE
+            .iter()
+            .any(|(k, since)| *k == e.event_type && !writer.has(*since))
+            || (!writer.has(23) && uses_wave2_fields(e))
+    }) {
+        return Some("a kind or stamp the writer's version does not know (mixed fleet)");
+    }
+    None
+}
+
+/// 1.23.0 envelope fields an older writer did not fold: the kernel stamp, fork
+/// metadata (FOLD-31) and the optional `EXECUTION_STARTED` fields (FOLD-26).
+fn uses_wave2_fields(e: &EventEnvelope) -> bool {
+    e.is_kernel_stamped()
+        || e.meta("forkChain").is_some()
+        || e.meta("forkedBy").is_some()
+        || (e.event_type == "EXECUTION_STARTED"
+            && ["principal", "parent", "chain", "codeHash", "carry"]
+                .iter()
+                .any(|k| e.payload.get(k).is_some()))
+}
+
+fn reopened_after_genuine_failure(events: &[EventEnvelope]) -> bool {
+    let mut failed = false;
+    for e in events {
+        match e.event_type.as_str() {
+            "EXECUTION_FAILED" => failed = true,
+            "STEP_FAILED" if failed => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn retry_after_settle(events: &[EventEnvelope]) -> bool {
+    let mut settled = std::collections::BTreeSet::new();
+    for e in events {
+        let step = e
+            .payload
+            .get("stepId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        match e.event_type.as_str() {
+            "STEP_COMPLETED" | "STEP_FAILED" | "STEP_CANCELLED" => {
+                settled.insert(step);
+            }
+            "STEP_STARTED" => {
+                settled.remove(&step);
+            }
+            "STEP_RETRYING" | "EFFECT_INDOUBT" if settled.contains(&step) => return true,
+            _ => {}
+        }
+    }
+    false
 }

@@ -9,7 +9,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use loom_kernel::fold::{fold_as, fold_owned, ExecutionState, FoldVersion, Status};
 use loom_kernel::snapshot::{normalize_snapshot_state, restore, SnapshotRecord};
-use loom_kernel::{canonical_string, fold, EventEnvelope};
+use loom_kernel::{canonical_string, fold};
 use loom_report::{Baseline, CaseResult, Environment, Failure, Report, RuleInfo};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -447,70 +447,6 @@ fn differ(expected: &ExecutionState, actual: &ExecutionState) -> Option<Failure>
     (canonical_string(&e) != canonical_string(&a)).then(|| Failure::values(e, a))
 }
 
-/// SNAP-04/SNAP-06/pre-1.23 shapes a pre-1.26 snapshot writer is allowed to diverge on
-/// (see reference-kernel/tests/snapshot.rs, which proves the same exclusions).
-fn legacy_exception(events: &[EventEnvelope], writer: FoldVersion) -> Option<&'static str> {
-    let mut failed = false;
-    let mut settled = std::collections::BTreeSet::new();
-    for (i, e) in events.iter().enumerate() {
-        let step = e
-            .payload
-            .get("stepId")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        match e.event_type.as_str() {
-            "EXECUTION_FAILED" if !writer.has(21) => failed = true,
-            "STEP_FAILED" if failed => {
-                return Some("SNAP-04 shape (b): a genuine failure, re-opened, then a step failure")
-            }
-            "EXECUTION_STARTED" if i > 0 && !writer.has(21) => {
-                return Some("a second EXECUTION_STARTED after a pre-1.21 failure")
-            }
-            "EXECUTION_SUSPENDED"
-                if !writer.has(23)
-                    && e.payload.get("on") == Some(&Value::from("__loom_diverged__")) =>
-            {
-                return Some("pre-1.23 passthrough at __loom_diverged__")
-            }
-            _ => {}
-        }
-        if !writer.has(26) {
-            match e.event_type.as_str() {
-                "STEP_COMPLETED" | "STEP_FAILED" | "STEP_CANCELLED" => {
-                    settled.insert(step);
-                }
-                "STEP_STARTED" => {
-                    settled.remove(&step);
-                }
-                "STEP_RETRYING" | "EFFECT_INDOUBT" if settled.contains(&step) => {
-                    return Some("stale input on a re-opened settled frame (SNAP-11)")
-                }
-                _ => {}
-            }
-        }
-        if !writer.has(25)
-            && matches!(
-                e.event_type.as_str(),
-                "INBOX_QUARANTINED"
-                    | "INBOX_RELEASED"
-                    | "MESSAGE_CONSUMED"
-                    | "EXECUTION_CONTINUED"
-                    | "EXECUTION_RESUMED"
-                    | "PARALLEL_COMPLETED"
-            )
-            && e.is_kernel_stamped()
-        {
-            return Some("a kind the writer's schema does not fold");
-        }
-        if !writer.has(21) && e.event_type == "EXECUTION_FAILED" && e.payload.get("error").is_none()
-        {
-            return Some("SNAP-04 shape (a): EXECUTION_FAILED without error");
-        }
-    }
-    None
-}
-
 fn strip_seq(mut v: Value) -> Value {
     if let Some(Value::Object(d)) = v.get_mut("variables").and_then(|x| x.get_mut("_decisions")) {
         for e in d.values_mut() {
@@ -598,7 +534,7 @@ pub fn fold_part(seed: u64, n_logs: u64, bar: &ProgressBar) -> Vec<CaseResult> {
             if *writer == FoldVersion::CURRENT {
                 continue;
             }
-            if legacy_exception(&events, *writer).is_some() {
+            if loom_kernel::snapshot::documented_exception(*writer, &events).is_some() {
                 continue;
             }
             let mut bad = None;
