@@ -15,7 +15,10 @@ use std::process::ExitCode;
 #[command(name = "loom", version, about, long_about = None, propagate_version = true)]
 #[command(
     after_help = "Start with `loom check`: it runs every part against the embedded default \
-(the reference kernel and the SQLite store) and writes a report under target/loom/reports/."
+(the reference kernel and the SQLite store) and writes a report under ./loom-reports/ \
+(or --out DIR).\n\n\
+Exit status, in every command: 0 ok, 1 a failure found (a failing case, an incompatibility, a \
+divergence), 2 usage error or unreadable input."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -48,6 +51,8 @@ enum Command {
     /// Merge and re-render conformance reports.
     #[command(subcommand)]
     Report(cli::report_cmd::ReportCommand),
+    /// Show the rule catalogue: every rule, one rule or gap by id, or the Markdown page.
+    Rules(cli::rules::RulesArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         Command::KernelManifest(args) => cli::manifest::manifest(args),
         Command::Compat(args) => cli::manifest::compat(args),
         Command::Report(cmd) => cli::report_cmd::run(cmd),
+        Command::Rules(args) => cli::rules::run(args),
     };
     ExitCode::from(code)
 }

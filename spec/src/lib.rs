@@ -9,7 +9,8 @@
 //! * [`check_compatibility`] and [`SUPPORTED_MATRIX`]: the deployment gate behind
 //!   `loom compat` (see `docs/compatibility.md`);
 //! * [`scan_evidence`] and [`check_evidence`]: the traceability check (CONF-01);
-//! * the capability registry and its self-check ([`check_capabilities`], CONF-07).
+//! * the capability registry and its self-check ([`check_capabilities`], CONF-07);
+//! * the catalogue as a page for people ([`page::rules_markdown`], `docs/rules.md`).
 //!
 //! Key design decision: evidence is *discovered*, never declared. A rule counts as
 //! evidenced only when a test function's name carries its token (`fold_09_…`) or a kit
@@ -28,6 +29,7 @@ pub mod compat;
 pub mod evidence;
 mod lexer;
 pub mod manifest;
+pub mod page;
 
 pub use capabilities::{
     check_capabilities, check_capability_list, load_capabilities, parse_capabilities, Capability,

@@ -30,7 +30,7 @@ Examples:\n  loom check\n  loom check --only fold --seed 7 --fold-logs 2000\n  l
 loom check --kernel-cmd 'python3 my_kernel.py' --only vectors\n  loom check --baseline known-failures.toml\n\nExit status: 0 all passed, 1 a failure (or an unexpected pass of a baseline entry), 2 usage error."
 )]
 pub struct CheckArgs {
-    /// Directory for report.{json,xml,md,html} (default: target/loom/reports/<run>/).
+    /// Directory for the report files (default: ./loom-reports/check-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run only these parts (repeatable): gates, fold, vectors, kits, sim, tests, spec.
@@ -84,6 +84,13 @@ pub fn run(args: CheckArgs) -> u8 {
         .filter(|p| args.only.is_empty() || args.only.iter().any(|o| o == p))
         .filter(|p| !args.skip.iter().any(|s| s == p))
         .collect();
+    let out = match super::prepare_out(args.out.as_deref(), "check") {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
 
     let catalogue = loom_spec::Catalogue::load();
     let mut results: Vec<CaseResult> = Vec::new();
@@ -183,10 +190,6 @@ pub fn run(args: CheckArgs) -> u8 {
     );
     let report = Report::new(env, rules, results);
 
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_run_dir(args.seed));
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {
@@ -195,19 +198,7 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     };
     print_summary(&report);
-    println!(
-        "\nreport: {}",
-        std::fs::canonicalize(&paths.html)
-            .unwrap_or_else(|_| paths.html.clone())
-            .display()
-    );
-    println!(
-        "        {} (JSON, the source of truth; digest {})",
-        std::fs::canonicalize(&paths.json)
-            .unwrap_or_else(|_| paths.json.clone())
-            .display(),
-        report.digest
-    );
+    super::print_report_paths(&paths, &report.digest);
     if report.summary.ok {
         EXIT_OK
     } else {
@@ -228,18 +219,6 @@ fn progress(args: &CheckArgs, part: &str) -> ProgressBar {
     );
     bar.set_prefix(part.to_string());
     bar
-}
-
-fn default_run_dir(seed: u64) -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let target = super::target_dir();
-    target
-        .join("loom")
-        .join("reports")
-        .join(format!("{secs}-seed{seed}"))
 }
 
 fn print_summary(report: &Report) {

@@ -57,9 +57,12 @@ pub struct ConformArgs {
     /// Run only cases whose id (or KIT/ID) contains this text.
     #[arg(long, value_name = "TEXT")]
     pub case: Option<String>,
-    /// Directory for report.{json,xml,md,html} (default: target/loom/conform/<run>/).
+    /// Directory for the report files (default: ./loom-reports/conform-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails the run.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -77,17 +80,42 @@ pub fn kit_results_with_hello(
 
 /// Runs `loom conform`.
 pub fn run(args: ConformArgs) -> u8 {
+    let baseline = match args
+        .baseline
+        .as_deref()
+        .map(loom_report::Baseline::load)
+        .transpose()
+    {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let out = match super::prepare_out(args.out.as_deref(), "conform") {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let (results, hello) =
         match run_selected(&args.store, &args.kit, args.case.clone(), !args.quiet) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
+                let _ = std::fs::remove_dir(&out); // only if still empty
                 return EXIT_USAGE;
             }
         };
     if results.is_empty() {
         eprintln!("error: no case matched the filters");
+        let _ = std::fs::remove_dir(&out); // only if still empty
         return EXIT_USAGE;
+    }
+    let mut results = results;
+    if let Some(b) = &baseline {
+        b.apply(&mut results);
     }
     let rules = rule_infos(&results);
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
@@ -97,7 +125,6 @@ pub fn run(args: ConformArgs) -> u8 {
     env.extra
         .insert("store".into(), Value::String(args.store.clone()));
     let report = Report::new(env, rules, results);
-    let out = args.out.clone().unwrap_or_else(default_run_dir);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {
@@ -106,12 +133,7 @@ pub fn run(args: ConformArgs) -> u8 {
         }
     };
     print_summary(&report.results);
-    println!("\nreport: {}", paths.html.display());
-    println!(
-        "        {} (JSON, digest {})",
-        paths.json.display(),
-        report.digest
-    );
+    super::print_report_paths(&paths, &report.digest);
     if report.results.iter().any(|r| r.status.is_failure()) {
         EXIT_FAILED
     } else {
@@ -143,14 +165,6 @@ fn rule_infos(results: &[CaseResult]) -> Vec<RuleInfo> {
             }
         })
         .collect()
-}
-
-fn default_run_dir() -> PathBuf {
-    let target = super::target_dir();
-    target
-        .join("loom")
-        .join("conform")
-        .join(loom_conformance::runner::fresh_run_id())
 }
 
 fn print_summary(results: &[CaseResult]) {

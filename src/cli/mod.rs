@@ -7,6 +7,7 @@ pub mod gen;
 pub mod junit;
 pub mod manifest;
 pub mod report_cmd;
+pub mod rules;
 pub mod sim;
 pub mod vectors;
 
@@ -17,13 +18,99 @@ pub const EXIT_FAILED: u8 = 1;
 /// Exit code: bad usage or unreadable input.
 pub const EXIT_USAGE: u8 = 2;
 
-/// The cargo target directory run directories go under: `$CARGO_TARGET_DIR`, else
-/// `./target` of the directory `loom` runs in (the repository root under `cargo run`).
-/// Reports never land in the source tree itself.
-pub fn target_dir() -> std::path::PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from("target"))
+/// Where runs write when `--out` is not given: this folder of the directory `loom` runs
+/// in, one sub-folder per run (`loom-reports/<command>-<UTC time>/`). It never depends
+/// on where `loom` was built.
+pub const REPORTS_DIR: &str = "loom-reports";
+
+/// The name of a run folder: `<command>-<YYYYMMDD>T<HHMMSS>Z` (UTC), the one scheme
+/// every command uses.
+pub fn run_folder_name(command: &str, epoch_secs: u64) -> String {
+    let days = (epoch_secs / 86_400) as i64;
+    let rem = epoch_secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{command}-{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// The directory a run writes its report into, created and checked now, before the run
+/// starts: `out` when given, else a fresh `loom-reports/<command>-<time>/` (with `-2`,
+/// `-3`, … when two runs start in the same second). The error says which directory
+/// cannot be written and why.
+pub fn prepare_out(
+    out: Option<&std::path::Path>,
+    command: &str,
+) -> Result<std::path::PathBuf, String> {
+    let cannot = |dir: &std::path::Path, e: std::io::Error| {
+        format!("cannot write the report into {}: {e}", dir.display())
+    };
+    let dir = match out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| cannot(dir, e))?;
+            dir.to_path_buf()
+        }
+        None => {
+            let root = std::path::Path::new(REPORTS_DIR);
+            std::fs::create_dir_all(root).map_err(|e| cannot(root, e))?;
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let name = run_folder_name(command, secs);
+            let mut n = 1u32;
+            loop {
+                let dir = if n == 1 {
+                    root.join(&name)
+                } else {
+                    root.join(format!("{name}-{n}"))
+                };
+                match std::fs::create_dir(&dir) {
+                    Ok(()) => break dir,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                    Err(e) => return Err(cannot(&dir, e)),
+                }
+            }
+        }
+    };
+    // A directory can exist and still refuse files (permissions, a read-only mount).
+    let probe = dir.join(format!(".loom-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| cannot(&dir, e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(dir)
+}
+
+/// A path as the user should see it: absolute, so it can be pasted from any directory.
+pub fn shown(path: &std::path::Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// Prints where a report was written, the same way in every command: the HTML page to
+/// open, then the JSON (the source of truth) with its digest.
+pub fn print_report_paths(paths: &loom_report::Paths, digest: &str) {
+    println!("\nreport: {}", shown(&paths.html));
+    println!(
+        "        {} (JSON, the source of truth; digest {digest})",
+        shown(&paths.json)
+    );
 }
 
 /// Reads a file, or standard input for "-".
@@ -35,5 +122,33 @@ pub fn read_input(path: &str) -> Result<String, String> {
         Ok(s)
     } else {
         std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_folders_are_named_by_command_and_utc_time() {
+        assert_eq!(run_folder_name("check", 0), "check-19700101T000000Z");
+        assert_eq!(run_folder_name("sim", 951_782_400), "sim-20000229T000000Z");
+        assert_eq!(
+            run_folder_name("vectors", 1_700_000_000),
+            "vectors-20231114T221320Z"
+        );
+        assert_eq!(
+            run_folder_name("conform", 1_709_251_199),
+            "conform-20240229T235959Z"
+        );
+    }
+
+    #[test]
+    fn prepare_out_refuses_a_directory_it_cannot_create() {
+        let file = std::env::temp_dir().join(format!("loom-out-file-{}", std::process::id()));
+        std::fs::write(&file, b"x").unwrap();
+        let err = prepare_out(Some(&file.join("sub")), "check").unwrap_err();
+        assert!(err.contains("cannot write the report into"), "{err}");
+        std::fs::remove_file(&file).unwrap();
     }
 }

@@ -31,7 +31,7 @@ pub struct SimArgs {
     /// Raise every fault rate to its cap (crashes, zombies, hostile resumes).
     #[arg(long)]
     pub stormy: bool,
-    /// Directory for report.{json,xml,md,html} and the failing seeds' files (default: target/loom/sim/<from>-<n>/).
+    /// Directory for the report files and the failing seeds' files (default: ./loom-reports/sim-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// No progress bar.
@@ -62,12 +62,13 @@ pub fn run(args: SimArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        super::target_dir()
-            .join("loom")
-            .join("sim")
-            .join(format!("{}-{}", args.from, args.seeds))
-    });
+    let out = match super::prepare_out(args.out.as_deref(), "sim") {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let mut config = if args.stormy {
         SimConfig {
             crash_per_mille_max: 1000,
@@ -144,12 +145,7 @@ pub fn run(args: SimArgs) -> u8 {
             );
         }
     }
-    println!(
-        "report: {}",
-        std::fs::canonicalize(&paths.html)
-            .unwrap_or_else(|_| paths.html.clone())
-            .display()
-    );
+    super::print_report_paths(&paths, &report.digest);
     if failing.is_empty() && report.summary.ok {
         EXIT_OK
     } else {

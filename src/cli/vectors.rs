@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use loom_report::{Baseline, CaseResult, Environment, Report, RuleInfo, Status};
 use loom_vectors::runner::{run_set, Claims, InProcessKernel, KernelClient};
-use loom_vectors::set::{default_cases_dir, load_set, vectors_dir};
+use loom_vectors::set::{embedded_set, load_set};
 use loom_vectors::{KernelProcess, KernelProcessConfig, Kind, Vector};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -19,6 +19,9 @@ use std::path::{Path, PathBuf};
 #[derive(Subcommand)]
 pub enum VectorsCommand {
     /// List vectors (id, kind, rules).
+    #[command(
+        after_help = "Examples:\n  loom vectors list --rule FOLD-09\n  loom vectors list --kind digest\n\nExit status: 0 listed, 2 usage error or an unreadable set."
+    )]
     List {
         /// Only vectors proving this rule id (e.g. FOLD-09).
         #[arg(long)]
@@ -26,14 +29,41 @@ pub enum VectorsCommand {
         /// Only vectors of this kind: fold, normalize, digest, ingress, emit, runtime.
         #[arg(long)]
         kind: Option<String>,
+        /// List the set under this directory (as `loom vectors export` writes it)
+        /// instead of the set built into this binary.
+        #[arg(long, value_name = "DIR")]
+        vectors: Option<PathBuf>,
     },
     /// Run vectors against the reference kernel in-process, or a foreign kernel.
     Run(RunArgs),
-    /// Regenerate vectors/cases/** and vectors/VERSION.json from the scenarios.
+    /// Write the vector set built into this binary (cases, VERSION.json, schema) to a directory.
+    #[command(
+        after_help = "Writes DIR/cases/<kind>/<id>.json, DIR/VERSION.json (count and set digest) and \
+DIR/schema/vector.schema.json: the set `loom vectors run` runs, for a kernel's own test suite.\n\n\
+Examples:\n  loom vectors export vendor/loom-vectors\n  loom vectors run --vectors vendor/loom-vectors --kernel-cmd 'node kernel.mjs'\n\n\
+Exit status: 0 written, 2 the directory already holds a set (use --force) or cannot be written."
+    )]
+    Export {
+        /// The directory to write into (created if missing).
+        dir: PathBuf,
+        /// Replace a set already in DIR (its cases/ folder is removed first).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Regenerate vectors/cases/** and vectors/VERSION.json from the scenarios (in a source checkout).
+    #[command(
+        after_help = "Run it in the repository's root (or pass --root): it rewrites the committed vectors \
+there. Review the diff, then rebuild: the binary carries the set it was built with.\n\n\
+Examples:\n  loom vectors regen --check\n  cargo run -- vectors regen\n\n\
+Exit status: 0 up to date (or rewritten), 1 --check found a difference or the generator failed, 2 no checkout at --root."
+    )]
     Regen {
         /// Only report what would change; exit 1 if anything would.
         #[arg(long)]
         check: bool,
+        /// The repository root whose vectors/ folder is regenerated.
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        root: PathBuf,
     },
 }
 
@@ -49,9 +79,13 @@ pub struct RunArgs {
     /// Only vectors whose id contains this substring.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Directory for report.{json,xml,md,html} (default: target/loom/reports/vectors-<time>/).
+    /// Directory for the report files (default: ./loom-reports/vectors-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Run the set under this directory (as `loom vectors export` writes it) instead of
+    /// the set built into this binary.
+    #[arg(long, value_name = "DIR")]
+    pub vectors: Option<PathBuf>,
     /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
@@ -88,25 +122,44 @@ pub struct ReplayArgs {
 /// Runs `loom vectors …`.
 pub fn run(cmd: VectorsCommand) -> u8 {
     match cmd {
-        VectorsCommand::List { rule, kind } => list(rule, kind),
+        VectorsCommand::List {
+            rule,
+            kind,
+            vectors,
+        } => list(rule, kind, vectors.as_deref()),
         VectorsCommand::Run(args) => run_vectors(args),
-        VectorsCommand::Regen { check } => regen(check),
+        VectorsCommand::Export { dir, force } => export(&dir, force),
+        VectorsCommand::Regen { check, root } => regen(check, &root),
     }
 }
 
-fn load() -> Result<Vec<Vector>, String> {
-    load_set(&default_cases_dir())
-        .map(|s| s.vectors)
-        .map_err(|errors| {
-            errors
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
+/// The set built into the binary, or the one under `dir` (its `cases/` folder).
+fn load(dir: Option<&Path>) -> Result<Vec<Vector>, String> {
+    match dir {
+        None => embedded_set(),
+        Some(d) => {
+            let cases = d.join("cases");
+            if !cases.is_dir() {
+                return Err(format!(
+                    "{} holds no cases/ folder (write one with `loom vectors export {}`)",
+                    d.display(),
+                    d.display()
+                ));
+            }
+            load_set(&cases)
+        }
+    }
+    .map(|s| s.vectors)
+    .map_err(|errors| {
+        errors
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
 }
 
-fn list(rule: Option<String>, kind: Option<String>) -> u8 {
+fn list(rule: Option<String>, kind: Option<String>, dir: Option<&Path>) -> u8 {
     let kind = match kind.as_deref().map(|k| (k, Kind::parse(k))) {
         Some((k, None)) => {
             eprintln!(
@@ -117,7 +170,7 @@ fn list(rule: Option<String>, kind: Option<String>) -> u8 {
         Some((_, Some(k))) => Some(k),
         None => None,
     };
-    let vectors = match load() {
+    let vectors = match load(dir) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
@@ -151,7 +204,31 @@ fn list(rule: Option<String>, kind: Option<String>) -> u8 {
     EXIT_OK
 }
 
-fn regen(check: bool) -> u8 {
+fn export(dir: &Path, force: bool) -> u8 {
+    match loom_vectors::set::export(dir, force) {
+        Ok(n) => {
+            let version = loom_vectors::set::embedded_version_file()
+                .map(|v| format!("{} vectors, set digest {}", v.count, v.digest))
+                .unwrap_or_default();
+            println!("wrote {n} files into {} ({version})", super::shown(dir));
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+fn regen(check: bool, root: &Path) -> u8 {
+    let dir = root.join("vectors");
+    if !dir.join("VERSION.json").is_file() || !dir.join("cases").is_dir() {
+        eprintln!(
+            "error: {} is not the root of a Loom Conformance checkout (no vectors/VERSION.json); run this in the repository or pass --root",
+            super::shown(root)
+        );
+        return EXIT_USAGE;
+    }
     let vectors = match loom_vectors::generate::generate_all() {
         Ok(v) => v,
         Err(e) => {
@@ -159,7 +236,6 @@ fn regen(check: bool) -> u8 {
             return EXIT_FAILED;
         }
     };
-    let dir = vectors_dir();
     if check {
         let diff = loom_vectors::generate::diff_against(&dir, &vectors);
         for d in &diff {
@@ -201,7 +277,7 @@ pub fn vector_results(
     kernel_cmd: Option<&str>,
     show_progress: bool,
 ) -> Result<(Vec<CaseResult>, String), String> {
-    let vectors = load()?;
+    let vectors = load(None)?;
     let digest = loom_vectors::set::set_digest(&vectors);
     let (_, results) = run_with(kernel_cmd, None, &vectors, show_progress)?;
     Ok((results, digest))
@@ -258,7 +334,14 @@ fn rules() -> Vec<RuleInfo> {
 }
 
 fn run_vectors(args: RunArgs) -> u8 {
-    let mut vectors = match load() {
+    let out = match super::prepare_out(args.out.as_deref(), "vectors") {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut vectors = match load(args.vectors.as_deref()) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
@@ -305,7 +388,6 @@ fn run_vectors(args: RunArgs) -> u8 {
         ),
     );
     let report = Report::new(env, rules(), results);
-    let out = args.out.clone().unwrap_or_else(default_out_dir);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {
@@ -332,24 +414,12 @@ fn run_vectors(args: RunArgs) -> u8 {
                 .unwrap_or_default()
         );
     }
-    println!("\nreport: {}", paths.html.display());
+    super::print_report_paths(&paths, &report.digest);
     if report.summary.ok {
         EXIT_OK
     } else {
         EXIT_FAILED
     }
-}
-
-fn default_out_dir() -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let target = super::target_dir();
-    target
-        .join("loom")
-        .join("reports")
-        .join(format!("vectors-{secs}"))
 }
 
 fn print_table(results: &[CaseResult]) {

@@ -531,8 +531,26 @@ pub fn read_vector_file(path: &Path) -> Result<Vector, VectorError> {
         });
     }
     let text = std::fs::read_to_string(path).map_err(io)?;
-    let v = Vector::from_json(&text, &source)?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let folder = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|s| s.to_str())
+        .unwrap_or("");
+    parse_vector_file(&text, &source, stem, folder)
+}
+
+/// Parses the text of the vector file `<folder>/<stem>.json` (`source` names it in
+/// errors): the id must equal the file stem and the kind the folder name, wherever the
+/// text came from (a file, or the set embedded in the binary).
+pub fn parse_vector_file(
+    text: &str,
+    source: &str,
+    stem: &str,
+    folder: &str,
+) -> Result<Vector, VectorError> {
+    let source = source.to_owned();
+    let v = Vector::from_json(text, &source)?;
     if stem != v.id {
         return Err(VectorError {
             source,
@@ -540,11 +558,6 @@ pub fn read_vector_file(path: &Path) -> Result<Vector, VectorError> {
             message: format!("id `{}` does not match the file name `{stem}.json`", v.id),
         });
     }
-    let folder = path
-        .parent()
-        .and_then(|p| p.file_name())
-        .and_then(|s| s.to_str())
-        .unwrap_or("");
     if folder != v.kind.as_str() {
         return Err(VectorError {
             source,

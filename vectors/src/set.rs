@@ -1,5 +1,9 @@
 //! The vector set: loading `vectors/cases/**`, its digest and `vectors/VERSION.json`.
 //!
+//! The committed set is also embedded in the crate at build time ([`embedded_set`],
+//! [`export`]), so the `loom` binary carries the vectors it runs and never reads the
+//! source tree it was built from.
+//!
 //! The digest is part of the set's version (the "wire fold-vector pin", CONF-02,
 //! CONF-03): `sha256:` + the hex sha256 of the RFC 8785 canonical JSON of the array of
 //! every vector, sorted by id. A test fails when `VERSION.json` does not match the
@@ -46,12 +50,20 @@ impl VectorSet {
     }
 }
 
-/// The crate's own `vectors/` directory (where `cases/` and `VERSION.json` live).
+/// The files of the set this crate was built with, embedded by `build.rs`.
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+/// The crate's own `vectors/` directory in the source checkout (where `cases/` and
+/// `VERSION.json` live). For the tests and the generator only: a `loom` binary never
+/// reads it, it runs [`embedded_set`].
 pub fn vectors_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The committed cases directory, `vectors/cases`.
+/// The committed cases directory in the source checkout, `vectors/cases` (see
+/// [`vectors_dir`]).
 pub fn default_cases_dir() -> PathBuf {
     vectors_dir().join("cases")
 }
@@ -136,12 +148,21 @@ pub fn load_set(cases: &Path) -> Result<VectorSet, Vec<VectorError>> {
             Err(e) => errors.push(e),
         }
     }
+    finish(vectors, errors, &cases.display().to_string())
+}
+
+/// The set, unless a file failed to parse or an id is used twice.
+fn finish(
+    vectors: Vec<Vector>,
+    mut errors: Vec<VectorError>,
+    source: &str,
+) -> Result<VectorSet, Vec<VectorError>> {
     let mut ids: Vec<&str> = vectors.iter().map(|v| v.id.as_str()).collect();
     ids.sort_unstable();
     for w in ids.windows(2) {
         if w[0] == w[1] {
             errors.push(VectorError {
-                source: cases.display().to_string(),
+                source: source.to_owned(),
                 path: "$.id".into(),
                 message: format!("id `{}` is used twice", w[0]),
             });
@@ -152,4 +173,74 @@ pub fn load_set(cases: &Path) -> Result<VectorSet, Vec<VectorError>> {
     } else {
         Err(errors)
     }
+}
+
+/// Every file of the set embedded in this build, as `(path, contents)` with paths
+/// relative to the set's root: `cases/<kind>/<id>.json`, `VERSION.json` and
+/// `schema/vector.schema.json`, sorted by path.
+pub fn embedded_files() -> &'static [(&'static str, &'static str)] {
+    embedded::FILES
+}
+
+/// The set embedded in this build: what `loom vectors run` runs, so an installed binary
+/// needs no source tree. Checked exactly as [`load_set`] checks files on disk.
+pub fn embedded_set() -> Result<VectorSet, Vec<VectorError>> {
+    let mut vectors = Vec::new();
+    let mut errors = Vec::new();
+    for (path, text) in embedded_files() {
+        let Some(rel) = path.strip_prefix("cases/") else {
+            continue;
+        };
+        let (folder, file) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let stem = file.strip_suffix(".json").unwrap_or(file);
+        let source = format!("(embedded) {path}");
+        match crate::format::parse_vector_file(text, &source, stem, folder) {
+            Ok(v) => vectors.push(v),
+            Err(e) => errors.push(e),
+        }
+    }
+    finish(vectors, errors, "(embedded) cases")
+}
+
+/// The embedded `VERSION.json`.
+pub fn embedded_version_file() -> Result<VersionFile, String> {
+    let text = embedded_files()
+        .iter()
+        .find(|(p, _)| *p == "VERSION.json")
+        .map(|(_, t)| *t)
+        .ok_or("the build embedded no VERSION.json")?;
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("VERSION.json: {e}"))?;
+    crate::format::decode(&v, "(embedded) VERSION.json", "").map_err(|e| e.to_string())
+}
+
+/// Writes the embedded set under `dir` (`cases/**`, `VERSION.json`, `schema/**`),
+/// creating it. Refuses a `dir` that already holds a `cases/` folder or a
+/// `VERSION.json`, unless `replace` is set; then the old `cases/` is removed first, so
+/// no vector of an older set is left behind. Returns how many files were written.
+pub fn export(dir: &Path, replace: bool) -> Result<usize, String> {
+    let cases = dir.join("cases");
+    let version = dir.join("VERSION.json");
+    if cases.exists() || version.exists() {
+        if !replace {
+            return Err(format!(
+                "{} already holds a vector set; pass --force to replace it",
+                dir.display()
+            ));
+        }
+        if cases.exists() {
+            std::fs::remove_dir_all(&cases)
+                .map_err(|e| format!("removing {}: {e}", cases.display()))?;
+        }
+    }
+    let mut n = 0;
+    for (rel, text) in embedded_files() {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("creating {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        n += 1;
+    }
+    Ok(n)
 }

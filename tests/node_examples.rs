@@ -1,0 +1,206 @@
+//! The JavaScript examples, through the real protocols and the real `loom` binary: the
+//! in-memory Node store passes every kit (and a lying variant is caught), and the
+//! minimal Node kernel passes every vector of the kinds it claims and nothing else is
+//! run against it (and a planted bug is caught, rule and path named).
+//!
+//! They need `node` (20 or newer); without it each test prints why it skips. CI installs
+//! Node when the machine lacks it (.ci/run).
+
+use loom_report::{Report, Status};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn node() -> bool {
+    let ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("skipping: node is not installed (CI installs it; see .ci/run)");
+    }
+    ok
+}
+
+fn example(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("loom-node-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn loom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loom"))
+        .args(args)
+        .output()
+        .expect("the loom binary runs")
+}
+
+fn run(args: &[&str], out: &Path) -> (Output, Report) {
+    let mut all = args.to_vec();
+    all.extend(["--quiet", "--out", out.to_str().unwrap()]);
+    let o = loom(&all);
+    let report = Report::load(out.join("report.json")).unwrap_or_else(|e| {
+        panic!(
+            "{e}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (o, report)
+}
+
+fn failures(r: &Report) -> Vec<String> {
+    r.failures()
+        .map(|f| {
+            format!(
+                "{}/{}: {}",
+                f.suite,
+                f.case_id,
+                f.message.as_deref().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn spi_22_the_node_store_passes_every_kit_through_the_protocol() {
+    if !node() {
+        return;
+    }
+    let out = scratch("store");
+    let store = format!("cmd:node {}", example("node-store/adapter.mjs"));
+    let (o, r) = run(&["conform", "--store", &store], &out);
+    assert_eq!(o.status.code(), Some(0), "{:#?}", failures(&r));
+    for kit in loom_conformance::kits::KIT_NAMES {
+        let mine: Vec<_> = r.results.iter().filter(|x| x.suite == *kit).collect();
+        assert!(!mine.is_empty(), "kit {kit} did not run");
+        let passed = mine.iter().filter(|x| x.status == Status::Pass).count();
+        assert!(passed > 0, "kit {kit}: nothing passed");
+    }
+    // The only case not run is the one that needs storeNow, which a single-process store
+    // does not claim (SPI-08): everything the adapter claims is exercised.
+    let skipped: Vec<_> = r.results.iter().filter(|x| x.status.is_skip()).collect();
+    assert!(
+        skipped
+            .iter()
+            .all(|x| x.message.as_deref().unwrap_or("").contains("storeNow")),
+        "unexpected skips: {:#?}",
+        skipped
+            .iter()
+            .map(|x| (&x.case_id, &x.message))
+            .collect::<Vec<_>>()
+    );
+    assert!(skipped.len() <= 1, "{} skips", skipped.len());
+    let hello = r
+        .environment
+        .implementation_hello
+        .as_ref()
+        .expect("hello recorded");
+    assert_eq!(hello["name"], "node-memory-store");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn spi_02_a_node_store_that_claims_what_it_lacks_is_caught() {
+    if !node() {
+        return;
+    }
+    let out = scratch("lie");
+    let store = format!("cmd:node {} --lie", example("node-store/adapter.mjs"));
+    let (o, r) = run(
+        &["conform", "--store", &store, "--kit", "event-store"],
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let failed = failures(&r);
+    assert!(
+        failed
+            .iter()
+            .any(|f| f.contains("spi_02_claims_match_behaviour")),
+        "{failed:#?}"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+const CLAIMED: [&str; 3] = ["fold", "normalize", "digest"];
+
+#[test]
+fn conf_03_the_node_minimal_kernel_passes_every_vector_it_claims() {
+    if !node() {
+        return;
+    }
+    let out = scratch("kernel");
+    let kernel = format!("node {}", example("node-kernel/minimal-kernel.mjs"));
+    let (o, r) = run(&["vectors", "run", "--kernel-cmd", &kernel], &out);
+    assert_eq!(o.status.code(), Some(0), "{:#?}", failures(&r));
+    let set = loom_vectors::set::embedded_set().unwrap_or_else(|e| panic!("{}", e[0]));
+    assert_eq!(r.results.len(), set.vectors.len());
+    for result in &r.results {
+        if CLAIMED.contains(&result.suite.as_str()) {
+            assert_eq!(result.status, Status::Pass, "{result:?}");
+        } else {
+            assert_eq!(result.status, Status::SkipNotClaimed, "{result:?}");
+        }
+    }
+    for kind in CLAIMED {
+        assert!(
+            r.results.iter().any(|x| x.suite == kind),
+            "no {kind} vector ran"
+        );
+    }
+    let hello = r
+        .environment
+        .implementation_hello
+        .as_ref()
+        .expect("hello recorded");
+    assert_eq!(hello["kinds"], serde_json::json!(CLAIMED));
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn fold_38_a_node_kernel_that_drops_decision_seq_fails_with_rule_and_path() {
+    if !node() {
+        return;
+    }
+    let out = scratch("bug");
+    let kernel = format!(
+        "node {} --bug no-seq",
+        example("node-kernel/minimal-kernel.mjs")
+    );
+    let (o, r) = run(
+        &[
+            "vectors",
+            "run",
+            "--kernel-cmd",
+            &kernel,
+            "--filter",
+            "fold-fold38",
+        ],
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let failing: Vec<_> = r.failures().collect();
+    assert!(!failing.is_empty(), "the planted bug went unnoticed");
+    for f in &failing {
+        assert_eq!(f.status, Status::Fail, "{f:?}");
+        assert!(f.rules.iter().any(|x| x == "FOLD-38"), "{f:?}");
+        let path = f
+            .failure
+            .as_ref()
+            .and_then(|x| x.path.as_deref())
+            .unwrap_or("");
+        assert!(
+            path.contains("/variables/_decisions/") && path.ends_with("/seq"),
+            "{}: path {path}",
+            f.case_id
+        );
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
