@@ -106,7 +106,20 @@ pub struct EnvelopeError {
     pub field: Option<String>,
     /// What was wrong, in words.
     pub problem: String,
+    /// The line of the log text (1-based, counting every line) where the problem was
+    /// found, when the error comes from decoding text.
+    pub line: Option<usize>,
+    /// The column on that line (1-based, in bytes), for syntax errors.
+    pub column: Option<usize>,
+    /// A hint more precise than the field's, for a log whose layout is wrong.
+    layout_hint: Option<&'static str>,
 }
+
+/// Hint for a JSON-lines log whose envelopes span several lines.
+const HINT_ONE_PER_LINE: &str = "a JSON-lines log holds one whole envelope per line; a pretty-printed log must be a JSON array of envelopes ([ {...}, {...} ])";
+/// Hint for a line that ends inside its envelope.
+const HINT_CUT_SHORT: &str =
+    "the envelope ends before its closing brace: was the log cut short or a line broken in two?";
 
 impl EnvelopeError {
     fn syntax(index: usize, problem: String) -> Self {
@@ -114,11 +127,48 @@ impl EnvelopeError {
             index: Some(index),
             field: None,
             problem,
+            line: None,
+            column: None,
+            layout_hint: None,
+        }
+    }
+
+    fn at_field(index: usize, field: &str, problem: String) -> Self {
+        EnvelopeError {
+            field: Some(field.to_owned()),
+            ..EnvelopeError::syntax(index, problem)
+        }
+    }
+
+    /// Takes a position from a serde_json error, whose message then drops its own
+    /// "at line L column C" (which counts from the start of what serde_json was given).
+    fn from_json(index: Option<usize>, e: &serde_json::Error, first_line: usize) -> Self {
+        let text = e.to_string();
+        let (problem, line, column) = if e.line() == 0 {
+            (text, None, None)
+        } else {
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            (
+                text.strip_suffix(&suffix).unwrap_or(&text).to_owned(),
+                Some(first_line + e.line() - 1),
+                Some(e.column()),
+            )
+        };
+        EnvelopeError {
+            index,
+            field: None,
+            problem,
+            line,
+            column,
+            layout_hint: None,
         }
     }
 
     /// A one-line hint at the fix, for CLI output.
     pub fn hint(&self) -> &'static str {
+        if let Some(h) = self.layout_hint {
+            return h;
+        }
         match self.field.as_deref() {
             Some("sequence") => "`sequence` must be a non-negative integer (0, 1, 2, …), gapless per execution",
             Some("timestamp") => "`timestamp` must be an integer: epoch milliseconds",
@@ -132,42 +182,101 @@ impl EnvelopeError {
 
 impl fmt::Display for EnvelopeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.index, &self.field) {
-            (Some(i), Some(field)) => write!(f, "event {i}: field `{field}`: {}", self.problem),
-            (Some(i), None) => write!(f, "event {i}: {}", self.problem),
-            (None, _) => write!(f, "log: {}", self.problem),
+        match self.index {
+            Some(i) => write!(f, "event {i}")?,
+            None => write!(f, "log")?,
+        }
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, " (line {l}, column {c})")?,
+            (Some(l), None) => write!(f, " (line {l})")?,
+            _ => {}
+        }
+        match &self.field {
+            Some(field) if self.index.is_some() => {
+                write!(f, ": field `{field}`: {}", self.problem)
+            }
+            _ => write!(f, ": {}", self.problem),
         }
     }
 }
 
 impl std::error::Error for EnvelopeError {}
 
+/// The UTF-8 byte order mark. A log may start with one (some editors and shells write
+/// it); it is skipped, and line and column numbers are those of the text after it.
+pub const UTF8_BOM: char = '\u{feff}';
+
 /// Decodes a log given as a JSON array of envelopes or as JSON lines (one envelope per
-/// non-blank line). Sequence order and gaplessness are checked separately by
-/// [`check_sequences`], because a fold of a partial log is legitimate.
+/// non-blank line), optionally preceded by a UTF-8 byte order mark. Sequence order and
+/// gaplessness are checked separately by [`check_sequences`], because a fold of a
+/// partial log is legitimate. Errors name the envelope's index, its line in `text` and
+/// (for syntax errors) the column.
 pub fn decode_log(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('[') {
-        decode_array(trimmed)
+    let mut out = Vec::new();
+    for_each_envelope(text, &mut |e| {
+        out.push(e);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Decodes a log like [`decode_log`], handing each envelope to `sink` as soon as it is
+/// decoded, so a caller can fold a log without holding all its envelopes. An error the
+/// sink returns stops the decoding and is returned.
+pub fn for_each_envelope(
+    text: &str,
+    sink: &mut dyn FnMut(EventEnvelope) -> Result<(), EnvelopeError>,
+) -> Result<usize, EnvelopeError> {
+    let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
+    if text.trim_start().starts_with('[') {
+        decode_array(text, sink)
     } else {
-        decode_lines(text)
+        decode_lines(text, sink)
     }
 }
 
-fn decode_lines(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
-    let mut out = Vec::new();
-    for line in text.lines() {
+fn decode_lines(
+    text: &str,
+    sink: &mut dyn FnMut(EventEnvelope) -> Result<(), EnvelopeError>,
+) -> Result<usize, EnvelopeError> {
+    let mut index = 0;
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
         if line.trim().is_empty() {
             continue;
         }
-        let index = out.len();
-        out.push(decode_one(line, index)?);
+        let line_no = i + 1;
+        match decode_at(line, index, line_no) {
+            Ok(env) => sink(env)?,
+            Err(mut e) => {
+                if e.field.is_none() && e.problem.starts_with("EOF while parsing") {
+                    let lone_start = line.trim() == "{" || line.trim_end().ends_with('{');
+                    let more = lines.peek().is_some();
+                    if lone_start && more {
+                        e.problem = format!(
+                            "line {line_no} holds only the start of a JSON object, not a whole envelope"
+                        );
+                        e.column = None;
+                        e.layout_hint = Some(HINT_ONE_PER_LINE);
+                    } else {
+                        e.layout_hint = Some(HINT_CUT_SHORT);
+                    }
+                }
+                return Err(e);
+            }
+        }
+        index += 1;
     }
-    Ok(out)
+    Ok(index)
 }
 
 /// Decodes a single envelope from JSON text.
 pub fn decode_one(text: &str, index: usize) -> Result<EventEnvelope, EnvelopeError> {
+    decode_at(text, index, 1)
+}
+
+/// Decodes one envelope that starts on line `line` of the log.
+fn decode_at(text: &str, index: usize, line: usize) -> Result<EventEnvelope, EnvelopeError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let slot = std::cell::RefCell::new(None);
     let seed = EnvelopeSeed {
@@ -179,55 +288,80 @@ pub fn decode_one(text: &str, index: usize) -> Result<EventEnvelope, EnvelopeErr
         .and_then(|env| de.end().map(|_| env))
     {
         Ok(env) => Ok(env),
-        Err(e) => Err(slot
-            .into_inner()
-            .unwrap_or_else(|| EnvelopeError::syntax(index, e.to_string()))),
+        Err(e) => {
+            let positioned = EnvelopeError::from_json(Some(index), &e, line);
+            Err(match slot.into_inner() {
+                Some(mut own) => {
+                    own.line = positioned.line;
+                    own
+                }
+                None => positioned,
+            })
+        }
     }
 }
 
-fn decode_array(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
+fn decode_array(
+    text: &str,
+    sink: &mut dyn FnMut(EventEnvelope) -> Result<(), EnvelopeError>,
+) -> Result<usize, EnvelopeError> {
     let slot = std::cell::RefCell::new(None);
     let counter = std::cell::Cell::new(0usize);
     let mut de = serde_json::Deserializer::from_str(text);
     let visitor = LogVisitor {
         error: &slot,
         counter: &counter,
+        sink: std::cell::RefCell::new(sink),
     };
     let result = de
         .deserialize_seq(visitor)
         .and_then(|v| de.end().map(|_| v));
     match result {
-        Ok(v) => Ok(v),
-        Err(e) => Err(slot.into_inner().unwrap_or_else(|| EnvelopeError {
-            index: Some(counter.get()),
-            field: None,
-            problem: e.to_string(),
-        })),
+        Ok(n) => Ok(n),
+        Err(e) => {
+            let positioned = EnvelopeError::from_json(Some(counter.get()), &e, 1);
+            Err(match slot.into_inner() {
+                Some(mut own) => {
+                    if own.line.is_none() {
+                        own.line = positioned.line;
+                    }
+                    own
+                }
+                None => positioned,
+            })
+        }
     }
 }
 
-struct LogVisitor<'a> {
+struct LogVisitor<'a, 's> {
     error: &'a std::cell::RefCell<Option<EnvelopeError>>,
     counter: &'a std::cell::Cell<usize>,
+    sink: std::cell::RefCell<&'s mut dyn FnMut(EventEnvelope) -> Result<(), EnvelopeError>>,
 }
 
-impl<'de> Visitor<'de> for LogVisitor<'_> {
-    type Value = Vec<EventEnvelope>;
+impl<'de> Visitor<'de> for LogVisitor<'_, '_> {
+    type Value = usize;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON array of event envelopes")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+        let mut index = 0;
         loop {
-            let index = out.len();
             self.counter.set(index);
             match seq.next_element_seed(EnvelopeSeed {
                 index,
                 error: self.error,
             })? {
-                Some(env) => out.push(env),
-                None => return Ok(out),
+                Some(env) => {
+                    if let Err(e) = (self.sink.borrow_mut())(env) {
+                        let msg = e.to_string();
+                        *self.error.borrow_mut() = Some(e);
+                        return Err(de::Error::custom(msg));
+                    }
+                }
+                None => return Ok(index),
             }
+            index += 1;
         }
     }
 }
@@ -254,10 +388,9 @@ struct EnvelopeVisitor<'a> {
 
 impl EnvelopeVisitor<'_> {
     fn fail<E: de::Error>(&self, field: Option<&str>, problem: String) -> E {
-        let err = EnvelopeError {
-            index: Some(self.index),
-            field: field.map(str::to_owned),
-            problem,
+        let err = match field {
+            Some(f) => EnvelopeError::at_field(self.index, f, problem),
+            None => EnvelopeError::syntax(self.index, problem),
         };
         let msg = err.to_string();
         *self.error.borrow_mut() = Some(err);
@@ -265,13 +398,143 @@ impl EnvelopeVisitor<'_> {
     }
 }
 
-/// Accepts only JSON integers; names the problem otherwise.
-struct IntegerValue(Value);
-impl<'de> Deserialize<'de> for IntegerValue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Value::deserialize(d).map(IntegerValue)
+/// The envelope's keys, read without allocating (an unknown key keeps its name for the
+/// error).
+enum Field {
+    Id,
+    WorkflowId,
+    ExecutionId,
+    EventType,
+    Sequence,
+    Timestamp,
+    Payload,
+    Metadata,
+    Unknown(String),
+}
+
+impl Field {
+    fn from_key(key: &str) -> Field {
+        match key {
+            "id" => Field::Id,
+            "workflowId" => Field::WorkflowId,
+            "executionId" => Field::ExecutionId,
+            "eventType" => Field::EventType,
+            "sequence" => Field::Sequence,
+            "timestamp" => Field::Timestamp,
+            "payload" => Field::Payload,
+            "metadata" => Field::Metadata,
+            other => Field::Unknown(other.to_owned()),
+        }
     }
 }
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an envelope field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
+                Ok(Field::from_key(v))
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+/// A JSON scalar or container as the decoder met it where it wanted a string or an
+/// integer: the value itself when it is one, else what kind of value it was.
+enum Scalar {
+    Str(String),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    Other(&'static str),
+}
+
+impl Scalar {
+    fn kind(&self) -> &'static str {
+        match self {
+            Scalar::Str(_) => "a string",
+            Scalar::U64(_) | Scalar::I64(_) | Scalar::F64(_) => "a number",
+            Scalar::Other(k) => k,
+        }
+    }
+
+    /// "the number N" for numbers (as serde_json prints them), the kind otherwise.
+    fn show(&self) -> String {
+        match self {
+            Scalar::U64(n) => format!("the number {n}"),
+            Scalar::I64(n) => format!("the number {n}"),
+            Scalar::F64(x) => match serde_json::Number::from_f64(*x) {
+                Some(n) => format!("the number {n}"),
+                None => "a number".to_owned(),
+            },
+            other => other.kind().to_owned(),
+        }
+    }
+}
+
+/// Reads one value as a [`Scalar`]. Arrays and objects stop the decoding at once (the
+/// caller reports their kind): nothing after a wrongly typed field is read.
+struct ScalarSeed<'a, 'v> {
+    field: &'static str,
+    expected: &'static str,
+    ctx: &'a EnvelopeVisitor<'v>,
+}
+
+impl<'de> DeserializeSeed<'de> for ScalarSeed<'_, '_> {
+    type Value = Scalar;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ScalarSeed<'_, '_> {
+    type Value = Scalar;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.expected)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+        Ok(Scalar::U64(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+        Ok(Scalar::I64(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
+        Ok(Scalar::F64(v))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scalar, E> {
+        Ok(Scalar::Other("a boolean"))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
+        Ok(Scalar::Other("null"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Scalar, A::Error> {
+        Err(self.ctx.fail(
+            Some(self.field),
+            format!("{}, found an array", self.expected),
+        ))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Scalar, A::Error> {
+        Err(self.ctx.fail(
+            Some(self.field),
+            format!("{}, found an object", self.expected),
+        ))
+    }
+}
+
+const EXPECT_STRING: &str = "expected a string";
+const EXPECT_SEQUENCE: &str = "expected a non-negative integer";
+const EXPECT_TIMESTAMP: &str = "expected integer epoch milliseconds";
 
 impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
     type Value = EventEnvelope;
@@ -288,72 +551,66 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
         let mut payload = None;
         let mut metadata = None;
         let mut seen_metadata = false;
-        while let Some(key) = map.next_key::<String>()? {
-            let dup = |present: bool| present;
-            match key.as_str() {
-                "id" | "workflowId" | "executionId" | "eventType" => {
-                    let slot = match key.as_str() {
-                        "id" => &mut id,
-                        "workflowId" => &mut workflow_id,
-                        "executionId" => &mut execution_id,
-                        _ => &mut event_type,
+        while let Some(field) = map.next_key::<Field>()? {
+            let (name, slot) = match field {
+                Field::Id => ("id", &mut id),
+                Field::WorkflowId => ("workflowId", &mut workflow_id),
+                Field::ExecutionId => ("executionId", &mut execution_id),
+                Field::EventType => ("eventType", &mut event_type),
+                Field::Sequence | Field::Timestamp => {
+                    let (name, expected) = if matches!(field, Field::Sequence) {
+                        ("sequence", EXPECT_SEQUENCE)
+                    } else {
+                        ("timestamp", EXPECT_TIMESTAMP)
                     };
-                    if dup(slot.is_some()) {
-                        return Err(self.fail(Some(&key), "appears twice".into()));
-                    }
-                    let v: Value = map.next_value()?;
-                    match v {
-                        Value::String(s) => *slot = Some(s),
-                        other => {
-                            return Err(self.fail(
-                                Some(&key),
-                                format!("expected a string, found {}", kind(&other)),
-                            ))
-                        }
-                    }
-                }
-                "sequence" | "timestamp" => {
-                    let present = if key == "sequence" {
+                    let present = if name == "sequence" {
                         sequence.is_some()
                     } else {
                         timestamp.is_some()
                     };
                     if present {
-                        return Err(self.fail(Some(&key), "appears twice".into()));
+                        return Err(self.fail(Some(name), "appears twice".into()));
                     }
-                    let IntegerValue(v) = map.next_value()?;
-                    if key == "sequence" {
-                        match v.as_u64() {
-                            Some(n) => sequence = Some(n),
-                            None => {
+                    let v = map.next_value_seed(ScalarSeed {
+                        field: name,
+                        expected,
+                        ctx: &self,
+                    })?;
+                    if name == "sequence" {
+                        match v {
+                            Scalar::U64(n) => sequence = Some(n),
+                            Scalar::I64(n) if n >= 0 => sequence = Some(n as u64),
+                            other => {
                                 return Err(self.fail(
-                                    Some("sequence"),
-                                    format!("expected a non-negative integer, found {}", show(&v)),
+                                    Some(name),
+                                    format!("{expected}, found {}", other.show()),
                                 ))
                             }
                         }
                     } else {
-                        match v.as_i64() {
-                            Some(n) => timestamp = Some(n),
-                            None => {
+                        match v {
+                            Scalar::I64(n) => timestamp = Some(n),
+                            Scalar::U64(n) if i64::try_from(n).is_ok() => {
+                                timestamp = Some(n as i64)
+                            }
+                            other => {
                                 return Err(self.fail(
-                                    Some("timestamp"),
-                                    format!(
-                                        "expected integer epoch milliseconds, found {}",
-                                        show(&v)
-                                    ),
+                                    Some(name),
+                                    format!("{expected}, found {}", other.show()),
                                 ))
                             }
                         }
                     }
+                    continue;
                 }
-                "payload" => {
+                Field::Payload => {
                     if payload.is_some() {
                         return Err(self.fail(Some("payload"), "appears twice".into()));
                     }
                     payload = Some(map.next_value::<Value>()?);
+                    continue;
                 }
-                "metadata" => {
+                Field::Metadata => {
                     if seen_metadata {
                         return Err(self.fail(Some("metadata"), "appears twice".into()));
                     }
@@ -367,15 +624,32 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
                             ))
                         }
                     }
+                    continue;
                 }
-                other => {
+                Field::Unknown(other) => {
                     return Err(self.fail(
-                        Some(other),
+                        Some(&other),
                         format!(
                             "unknown envelope field `{other}` (allowed: {})",
                             ENVELOPE_FIELDS.join(", ")
                         ),
                     ));
+                }
+            };
+            if slot.is_some() {
+                return Err(self.fail(Some(name), "appears twice".into()));
+            }
+            match map.next_value_seed(ScalarSeed {
+                field: name,
+                expected: EXPECT_STRING,
+                ctx: &self,
+            })? {
+                Scalar::Str(s) => *slot = Some(s),
+                other => {
+                    return Err(self.fail(
+                        Some(name),
+                        format!("{EXPECT_STRING}, found {}", other.kind()),
+                    ))
                 }
             }
         }
@@ -419,13 +693,6 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-fn show(v: &Value) -> String {
-    match v {
-        Value::Number(n) => format!("the number {n}"),
-        other => kind(other).to_string(),
-    }
-}
-
 /// Checks that a log is one execution's, with sequences 0, 1, 2, … in order.
 /// The first violation is returned, naming its index.
 pub fn check_sequences(events: &[EventEnvelope]) -> Result<(), EnvelopeError> {
@@ -434,24 +701,24 @@ pub fn check_sequences(events: &[EventEnvelope]) -> Result<(), EnvelopeError> {
     };
     for (i, e) in events.iter().enumerate() {
         if e.execution_id != first.execution_id {
-            return Err(EnvelopeError {
-                index: Some(i),
-                field: Some("executionId".into()),
-                problem: format!(
+            return Err(EnvelopeError::at_field(
+                i,
+                "executionId",
+                format!(
                     "`{}` differs from the log's execution `{}`",
                     e.execution_id, first.execution_id
                 ),
-            });
+            ));
         }
         if e.sequence != i as u64 {
-            return Err(EnvelopeError {
-                index: Some(i),
-                field: Some("sequence".into()),
-                problem: format!(
+            return Err(EnvelopeError::at_field(
+                i,
+                "sequence",
+                format!(
                     "expected sequence {i} (gapless from 0), found {}",
                     e.sequence
                 ),
-            });
+            ));
         }
     }
     Ok(())

@@ -27,6 +27,7 @@ pub mod runtime;
 pub mod schema;
 pub mod snapshot;
 pub mod spi;
+pub mod verify;
 pub mod versions;
 
 pub use canonical::{canonical_json, canonical_string};

@@ -134,6 +134,97 @@ fn sequence_check_names_the_first_gap() {
     );
 }
 
+#[test]
+fn abi_10_errors_name_the_line_of_the_log_text() {
+    let second = GOOD.replace(r#""sequence":0"#, r#""sequence":1"#);
+    // JSON lines: blank lines count, the column is the line's own.
+    let e = err(&format!("\n{GOOD}\n\n{}\n", &second[..54]));
+    assert_eq!(
+        (e.index, e.line, e.column),
+        (Some(1), Some(4), Some(54)),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("event 1 (line 4, column 54): EOF"),
+        "{e}"
+    );
+    assert!(
+        !e.problem.contains(" at line "),
+        "no second, relative position: {e}"
+    );
+    assert!(e.hint().contains("cut short"), "{}", e.hint());
+    // A field error names its line.
+    let e = err(&format!(
+        "{GOOD}\n{}",
+        GOOD.replace(r#""timestamp":1000"#, r#""timestamp":true"#)
+    ));
+    assert_eq!(
+        (e.index, e.line, e.field.as_deref()),
+        (Some(1), Some(2), Some("timestamp"))
+    );
+    assert_eq!(
+        e.to_string(),
+        "event 1 (line 2): field `timestamp`: expected integer epoch milliseconds, found a boolean"
+    );
+    // A pretty-printed array: the line where the bad value is.
+    let v: serde_json::Value = serde_json::from_str(GOOD).unwrap();
+    let mut bad = v.clone();
+    bad["sequence"] = serde_json::json!(-3);
+    let text = serde_json::to_string_pretty(&vec![v, bad]).unwrap();
+    let line = text.lines().position(|l| l.contains("-3")).unwrap() + 1;
+    let e = err(&format!("\n\n{text}"));
+    assert_eq!((e.index, e.line), (Some(1), Some(line + 2)), "{e}");
+    assert!(e.problem.contains("found the number -3"), "{e}");
+}
+
+#[test]
+fn abi_10_a_byte_order_mark_is_skipped_and_pretty_arrays_decode() {
+    let second = GOOD.replace(r#""sequence":0"#, r#""sequence":1"#);
+    let want = decode_log(&format!("{GOOD}\n{second}")).unwrap();
+    let values: Vec<serde_json::Value> = [GOOD, second.as_str()]
+        .iter()
+        .map(|t| serde_json::from_str(t).unwrap())
+        .collect();
+    let pretty = serde_json::to_string_pretty(&values).unwrap();
+    for text in [
+        format!("\u{feff}{GOOD}\n{second}"),
+        format!("\u{feff}{pretty}"),
+        format!("\u{feff}\n  {pretty}\n"),
+        pretty.clone(),
+    ] {
+        assert_eq!(decode_log(&text).unwrap(), want, "{text:?}");
+    }
+    // Only a leading mark is skipped; one elsewhere is a syntax error.
+    let e = err(&format!("{GOOD}\n\u{feff}{second}"));
+    assert_eq!((e.index, e.line), (Some(1), Some(2)), "{e}");
+}
+
+#[test]
+fn abi_10_pretty_printed_envelopes_outside_an_array_are_refused_with_a_hint() {
+    let v: serde_json::Value = serde_json::from_str(GOOD).unwrap();
+    let one = serde_json::to_string_pretty(&v).unwrap();
+    let e = err(&format!("{one}\n{one}\n"));
+    assert_eq!((e.index, e.line), (Some(0), Some(1)), "{e}");
+    assert!(e.problem.contains("only the start of a JSON object"), "{e}");
+    assert!(e.hint().contains("JSON array"), "{}", e.hint());
+}
+
+#[test]
+fn for_each_envelope_streams_what_decode_log_returns() {
+    let second = GOOD.replace(r#""sequence":0"#, r#""sequence":1"#);
+    for text in [format!("{GOOD}\n{second}"), format!("[{GOOD},{second}]")] {
+        let mut seen = Vec::new();
+        let n = loom_kernel::envelope::for_each_envelope(&text, &mut |e| {
+            seen.push(e);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(seen, decode_log(&text).unwrap());
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, .. ProptestConfig::default() })]
 

@@ -443,20 +443,24 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
         let pg = PgStore::connect_fresh(store, &schema)
             .await
             .map_err(|e| format!("connecting to {store}: {e}"))?;
-        // The dispatcher and timer kits need a store holding no other case's data: each
-        // of their cases gets a schema of its own, dropped when the run ends.
-        let mut case_schemas: Vec<String> = Vec::new();
-        let mut pg_for = |fresh: bool| -> PgFactory {
+        // The dispatcher and timer kits need a store holding no other case's data: their
+        // cases share one more schema, emptied before each (`PgStore::reset`, a few
+        // DELETEs) instead of a schema created and dropped per case; it is dropped when
+        // the run ends.
+        let case_schema = format!("{schema}_case");
+        let case_pg = PgStore::connect_fresh(store, &case_schema)
+            .await
+            .map_err(|e| format!("connecting to {store} (schema {case_schema}): {e}"))?;
+        let pg_for = |fresh: bool| -> PgFactory {
             if !fresh {
                 return Box::pin(std::future::ready(Ok(pg.clone())));
             }
-            let case_schema = format!("{schema}_{}", case_schemas.len());
-            case_schemas.push(case_schema.clone());
-            let url = store.to_string();
+            let db = case_pg.clone();
             Box::pin(async move {
-                PgStore::connect_fresh(&url, &case_schema)
+                db.reset()
                     .await
-                    .map_err(|e| format!("connecting to {url} (schema {case_schema}): {e}"))
+                    .map(|()| db.clone())
+                    .map_err(|e| format!("emptying the case schema {}: {e}", db.schema()))
             })
         };
         run.kit::<_, EventStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::events), &NoHooks)
@@ -488,11 +492,10 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
             &NoHooks,
         )
         .await;
-        // Leftover schemas are clutter, not a failed run: the results stand.
-        for case_schema in &case_schemas {
-            if let Err(e) = PgStore::drop_schema(store, case_schema).await {
-                eprintln!("warning: could not drop the case schema {case_schema}: {e}");
-            }
+        // A leftover schema is clutter, not a failed run: the results stand.
+        drop(case_pg);
+        if let Err(e) = PgStore::drop_schema(store, &case_schema).await {
+            eprintln!("warning: could not drop the case schema {case_schema}: {e}");
         }
         return Ok(None);
     }

@@ -2,18 +2,29 @@
 
 use super::{read_input, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::Args;
-use loom_kernel::envelope::{check_sequences, decode_log};
+use loom_kernel::envelope::{check_sequences, for_each_envelope};
 use loom_kernel::fold::{fold_with_diagnostics, ExecutionState, FoldVersion};
 use loom_kernel::ingress::legacy_answer_warnings;
-use loom_kernel::snapshot::{restore, SnapshotRecord};
+use loom_kernel::verify::{verify_snapshots, Mode};
 use loom_kernel::EventEnvelope;
+use std::time::Instant;
+
+/// Logs at least this long get progress lines on standard error.
+const PROGRESS_EVENTS_MIN: usize = 100_000;
+/// Seconds between two progress lines.
+const PROGRESS_INTERVAL_S: f64 = 2.0;
 
 /// Arguments of `loom fold`.
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  loom fold events.json\n  loom fold --as 1.20.0 --pretty events.jsonl\n  cat events.jsonl | loom fold -\n\n\
-The log is a JSON array of envelopes or JSON lines, one envelope per line:\n  \
-{\"id\":\"e0\",\"workflowId\":\"f\",\"executionId\":\"x\",\"eventType\":\"EXECUTION_STARTED\",\"sequence\":0,\"timestamp\":1000,\"payload\":{\"input\":1}}"
+    after_help = "The log is a JSON array of envelopes (pretty-printed or not) or JSON lines, one \
+whole envelope per line; a UTF-8 byte order mark at the start is skipped. A malformed envelope is \
+reported with its index, its line in the file, the field and a hint. A log whose sequences are not \
+0, 1, 2, … or that mixes executions still folds, with a warning on standard error.\n\n\
+Examples:\n  loom fold events.json\n  loom fold --as 1.20.0 --pretty events.jsonl\n  cat events.jsonl | loom fold -\n\n\
+One envelope per line looks like:\n  \
+{\"id\":\"e0\",\"workflowId\":\"f\",\"executionId\":\"x\",\"eventType\":\"EXECUTION_STARTED\",\"sequence\":0,\"timestamp\":1000,\"payload\":{\"input\":1}}\n\n\
+Exit codes: 0 folded (warnings included), 1 an envelope does not decode, 2 usage error or unreadable file."
 )]
 pub struct FoldArgs {
     /// The event log (JSON array or JSON lines); "-" reads standard input.
@@ -29,9 +40,63 @@ pub struct FoldArgs {
     pub diagnostics: bool,
 }
 
-fn load(file: &str) -> Result<Vec<EventEnvelope>, (u8, String)> {
+/// Prints progress lines for a long log, at most one per interval.
+struct Progress {
+    on: bool,
+    /// On whatever the log's length.
+    forced: bool,
+    start: Instant,
+    last_s: f64,
+}
+
+impl Progress {
+    fn new(on: bool, forced: bool) -> Progress {
+        Progress {
+            on: on || forced,
+            forced,
+            start: Instant::now(),
+            last_s: 0.0,
+        }
+    }
+
+    fn elapsed_s(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// A line now, whatever the interval.
+    fn say(&mut self, what: &str) {
+        if self.on {
+            eprintln!("verify-log: {what} ({:.1} s)", self.elapsed_s());
+            self.last_s = self.elapsed_s();
+        }
+    }
+
+    /// A line if the interval has passed.
+    fn tick(&mut self, what: impl FnOnce() -> String) {
+        if self.on && self.elapsed_s() - self.last_s >= PROGRESS_INTERVAL_S {
+            let line = what();
+            self.say(&line);
+        }
+    }
+}
+
+fn load(file: &str, progress: &mut Progress) -> Result<Vec<EventEnvelope>, (u8, String)> {
     let text = read_input(file).map_err(|e| (EXIT_USAGE, e))?;
-    decode_log(&text).map_err(|e| (EXIT_FAILED, format!("{file}: {e}\n  hint: {}", e.hint())))
+    // Progress needs the length first; a log of this many bytes is long.
+    progress.on = progress.forced || (progress.on && text.len() >= PROGRESS_EVENTS_MIN * 64);
+    let mut events = Vec::new();
+    for_each_envelope(&text, &mut |e| {
+        events.push(e);
+        if events.len() % 4096 == 0 {
+            progress.tick(|| format!("decoded {} envelopes", events.len()));
+        }
+        Ok(())
+    })
+    .map_err(|e| (EXIT_FAILED, format!("{file}: {e}\n  hint: {}", e.hint())))?;
+    drop(text);
+    progress.on = progress.forced || (progress.on && events.len() >= PROGRESS_EVENTS_MIN);
+    progress.say(&format!("decoded {} envelopes", events.len()));
+    Ok(events)
 }
 
 fn version(v: &Option<String>) -> Result<FoldVersion, (u8, String)> {
@@ -41,11 +106,85 @@ fn version(v: &Option<String>) -> Result<FoldVersion, (u8, String)> {
     }
 }
 
+/// What a fold of the whole log should warn about: sequences that are not 0, 1, 2, …
+/// (a gap, a repeat, a log that does not start at 0) and envelopes of a second
+/// execution or a second `EXECUTION_STARTED`. The fold still runs: folding part of a log
+/// is legitimate, but the state of a mixed log is rarely what was meant.
+pub fn log_warnings(events: &[EventEnvelope]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(first) = events.first() else {
+        return out;
+    };
+    if let Some((i, e)) = events
+        .iter()
+        .enumerate()
+        .find(|(i, e)| e.sequence != first.sequence + *i as u64)
+    {
+        let before = &events[i - 1];
+        let what = if e.sequence > before.sequence + 1 {
+            format!(
+                "a gap: sequence {} follows {} (missing {}..{})",
+                e.sequence,
+                before.sequence,
+                before.sequence + 1,
+                e.sequence - 1
+            )
+        } else {
+            format!(
+                "sequence {} follows {}: repeated or out of order",
+                e.sequence, before.sequence
+            )
+        };
+        out.push(format!("event {i}: {what}; a log is gapless (ABI-10)"));
+    }
+    if first.sequence != 0 {
+        out.push(format!(
+            "event 0: the log starts at sequence {}, not 0: folding a tail without its snapshot gives a partial state",
+            first.sequence
+        ));
+    }
+    let others: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.execution_id != first.execution_id)
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(&i) = others.first() {
+        out.push(format!(
+            "event {i}: execution `{}` differs from the log's first execution `{}` ({} envelope(s) of other executions): the fold merges them into one state",
+            events[i].execution_id,
+            first.execution_id,
+            others.len()
+        ));
+    }
+    if let Some(i) = events
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, e)| e.event_type == "EXECUTION_STARTED")
+        .map(|(i, _)| i)
+    {
+        if events[..i]
+            .iter()
+            .any(|e| e.event_type == "EXECUTION_STARTED")
+        {
+            out.push(format!(
+                "event {i}: a second EXECUTION_STARTED (sequence {}): two executions in one log? it re-opens the state",
+                events[i].sequence
+            ));
+        }
+    }
+    out
+}
+
 /// `loom fold FILE`.
 pub fn fold(args: FoldArgs) -> u8 {
     let run = || -> Result<(), (u8, String)> {
-        let events = load(&args.file)?;
         let v = version(&args.as_version)?;
+        let events = load(&args.file, &mut Progress::new(false, false))?;
+        for w in log_warnings(&events) {
+            eprintln!("warning: {w}");
+        }
         let (state, diags) = fold_with_diagnostics(v, &ExecutionState::new(), &events);
         if args.diagnostics {
             for d in &diags {
@@ -78,12 +217,20 @@ fn finish(r: Result<(), (u8, String)>) -> u8 {
 /// Arguments of `loom verify-log`.
 #[derive(Args)]
 #[command(
-    after_help = "Checks, in order: every envelope decodes (errors name the event index and field); \
+    after_help = "Checks, in order: every envelope decodes (errors name the event index, line and field); \
 sequences are gapless from 0 and belong to one execution; for every k, restoring a snapshot taken \
 at k and folding the rest equals folding the whole log (SNAP-01), reporting the first k and the \
 first differing JSON path. With --writer 1.20.0 the snapshots are written by that older fold and \
 read through normalizeSnapshotState (SNAP-03); the documented exception shapes are then expected.\n\n\
-Examples:\n  loom verify-log events.jsonl\n  loom verify-log --writer 1.23.0 events.json"
+The default check is linear in the log: it folds once and, at each k, checks that the snapshot \
+reads back as exactly the state at k and that restore's tail is the rest of the log, which with a \
+pure fold implies the property; a k where that does not hold is restored and re-folded literally, \
+so the first failing k is the one --exhaustive reports. --exhaustive restores every k literally \
+(quadratic); --sample N restores N evenly spaced k literally. Logs of 100,000 envelopes or more \
+print progress on standard error (--progress: any log).\n\n\
+Examples:\n  loom verify-log events.jsonl\n  loom verify-log --writer 1.23.0 events.json\n  loom verify-log --exhaustive small.jsonl\n  loom verify-log --sample 1000 huge.jsonl\n\n\
+Exit codes: 0 every check passed, 1 a check failed (or an envelope does not decode), 2 usage \
+error or unreadable file."
 )]
 pub struct VerifyLogArgs {
     /// The event log (JSON array or JSON lines); "-" reads standard input.
@@ -91,13 +238,23 @@ pub struct VerifyLogArgs {
     /// Which fold version writes the snapshots (default: the current one).
     #[arg(long, value_name = "VERSION")]
     pub writer: Option<String>,
+    /// Restore and re-fold at every k literally (quadratic in the log's length).
+    #[arg(long, conflicts_with = "sample")]
+    pub exhaustive: bool,
+    /// Restore and re-fold literally at N evenly spaced k (the last event included).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: Option<u64>,
+    /// Print progress lines on standard error whatever the log's length.
+    #[arg(long)]
+    pub progress: bool,
 }
 
 /// `loom verify-log FILE`.
 pub fn verify_log(args: VerifyLogArgs) -> u8 {
     let run = || -> Result<bool, (u8, String)> {
-        let events = load(&args.file)?;
         let writer = version(&args.writer)?;
+        let mut progress = Progress::new(true, args.progress);
+        let events = load(&args.file, &mut progress)?;
         let mut ok = true;
         match check_sequences(&events) {
             Ok(()) => println!(
@@ -110,7 +267,7 @@ pub fn verify_log(args: VerifyLogArgs) -> u8 {
                 println!("FAIL  {e}\n      hint: {}", e.hint());
             }
         }
-        let (full, diags) =
+        let (_, diags) =
             fold_with_diagnostics(FoldVersion::CURRENT, &ExecutionState::new(), &events);
         for d in &diags {
             println!("note  {d}");
@@ -127,40 +284,63 @@ pub fn verify_log(args: VerifyLogArgs) -> u8 {
                 }
             );
         }
-        let full_value = full.to_value();
-        let mut state = ExecutionState::new();
-        let mut diverged = None;
-        for k in 0..events.len() {
-            state = loom_kernel::fold::fold_as(writer, &state, &events[k..=k]);
-            let record = SnapshotRecord::capture_as(writer, &state, events[k].sequence);
-            let restored = match restore(&record, &events) {
-                Ok(s) => s,
-                Err(e) => {
-                    return Err((
-                        EXIT_FAILED,
-                        format!("snapshot at k={k} could not be read: {e}"),
-                    ))
-                }
-            };
-            let got = restored.to_value();
-            if loom_kernel::canonical_string(&got) != loom_kernel::canonical_string(&full_value) {
-                let path = loom_report::first_difference(&full_value, &got).unwrap_or_default();
-                diverged = Some((k, path));
-                break;
+        let mode = match (args.exhaustive, args.sample) {
+            (true, _) => Mode::Exhaustive,
+            (false, Some(n)) => Mode::Sample(usize::try_from(n).unwrap_or(usize::MAX)),
+            (false, None) => Mode::Linear,
+        };
+        progress.say(&format!(
+            "checking snapshot points ({})",
+            match mode {
+                Mode::Linear => "linear",
+                Mode::Exhaustive => "exhaustive",
+                Mode::Sample(_) => "sampled",
             }
-        }
-        match diverged {
-            None => println!("ok    fold(snapshot_k, tail) == fold(events) for all {} k (snapshots written by {writer}) (SNAP-01)", events.len()),
-            Some((k, path)) => {
+        ));
+        let verdict = verify_snapshots(writer, &events, mode, &mut |done, total| {
+            progress.tick(|| {
+                format!(
+                    "{done}/{total} snapshot points ({:.0}%)",
+                    100.0 * done as f64 / total.max(1) as f64
+                )
+            })
+        })
+        .map_err(|(k, e)| {
+            (
+                EXIT_FAILED,
+                format!("snapshot at k={k} could not be read: {e}"),
+            )
+        })?;
+        progress.say(&format!(
+            "checked {} snapshot points, {} restored literally",
+            verdict.checked, verdict.literal
+        ));
+        let how = match mode {
+            Mode::Linear => format!("linear check, {} k restored literally", verdict.literal),
+            Mode::Exhaustive => "every k restored literally".to_owned(),
+            Mode::Sample(_) => format!("{} sampled k restored literally", verdict.checked),
+        };
+        match &verdict.divergence {
+            None => println!(
+                "ok    fold(snapshot_k, tail) == fold(events) for {} {} k (snapshots written by {writer}; {how}) (SNAP-01)",
+                if matches!(mode, Mode::Sample(_)) { "the" } else { "all" },
+                verdict.checked
+            ),
+            Some(d) => {
                 ok = false;
+                let path = loom_report::first_difference(&verdict.full.to_value(), &d.restored.to_value())
+                    .unwrap_or_default();
                 let at = if path.is_empty() { "/".to_string() } else { path };
-                println!("FAIL  snapshot at k={k} (event {}, sequence {}) plus the tail differs from the full fold at {at} (SNAP-01)", k, events[k].sequence);
+                println!(
+                    "FAIL  snapshot at k={} (event {}, sequence {}) plus the tail differs from the full fold at {at} (SNAP-01)",
+                    d.k, d.k, events[d.k].sequence
+                );
                 if writer != FoldVersion::CURRENT {
                     println!("      a pre-1.21/1.24/1.26 snapshot may diverge in the documented shapes (SNAP-04, SNAP-06, SNAP-11); deleting the snapshots makes the log authoritative (SNAP-05)");
                 }
             }
         }
-        println!("state {}", full.canonical());
+        println!("state {}", verdict.full.canonical());
         Ok(ok)
     };
     match run() {

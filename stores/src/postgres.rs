@@ -120,6 +120,93 @@ fn valid_schema_name(name: &str) -> bool {
         && name.len() <= PG_SCHEMA_NAME_BYTES_MAX
 }
 
+/// Most schemas a pool of [`PgStore::connect_pooled`] grows to.
+pub const PG_POOL_SLOTS_MAX: usize = 256;
+
+/// Every data table of the schema (not `loom_schema_version`), children first.
+const PG_TABLES: [&str; 13] = [
+    "loom_events",
+    "loom_streams",
+    "loom_snapshots",
+    "loom_archive",
+    "loom_branches",
+    "loom_dispatch",
+    "loom_targets",
+    "loom_timers",
+    "loom_content_owners",
+    "loom_content",
+    "loom_state",
+    "loom_read_model_cursors",
+    "loom_read_models",
+];
+
+/// Every sequence of the schema.
+const PG_SEQUENCES: [&str; 5] = [
+    "loom_incarnation",
+    "loom_dispatch_id",
+    "loom_queue_position",
+    "loom_lease_id",
+    "loom_read_model_cursor",
+];
+
+/// Opens a connection whose driver runs on the current tokio runtime.
+async fn open(url: &str) -> Result<Client, StoreError> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(backend)?;
+    tokio::spawn(async move {
+        // The driver task ends when the client is dropped or the connection fails;
+        // a failure surfaces as an error on the next call.
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+/// Points `client` at `schema` (validated by the caller), creating the schema and its
+/// tables if needed and checking its version.
+async fn prepare(client: &mut Client, schema: &str) -> Result<(), StoreError> {
+    // The schema name was validated by the caller, so it is safe to splice.
+    client
+        .batch_execute(&format!("SET search_path TO {schema}"))
+        .await
+        .map_err(backend)?;
+    let tx = client.transaction().await.map_err(backend)?;
+    // Serialise concurrent initialisation of the same schema.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('loom-schema:' || $1::text))",
+        &[&schema],
+    )
+    .await
+    .map_err(backend)?;
+    tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+        .await
+        .map_err(backend)?;
+    tx.batch_execute(SCHEMA).await.map_err(backend)?;
+    tx.batch_execute(crate::postgres_more::SCHEMA_MORE)
+        .await
+        .map_err(backend)?;
+    let version: Option<i32> = tx
+        .query_one("SELECT MAX(version) FROM loom_schema_version", &[])
+        .await
+        .map_err(backend)?
+        .get(0);
+    match version {
+        None => {
+            tx.execute(
+                "INSERT INTO loom_schema_version (version) VALUES ($1)",
+                &[&PG_SCHEMA_VERSION],
+            )
+            .await
+            .map_err(backend)?;
+        }
+        Some(v) if v == PG_SCHEMA_VERSION => {}
+        Some(v) => {
+            return Err(corrupt(format!(
+                "schema {schema} has version {v}, this build reads {PG_SCHEMA_VERSION}"
+            )))
+        }
+    }
+    tx.commit().await.map_err(backend)
+}
+
 /// One PostgreSQL connection bound to one schema.
 #[derive(Clone)]
 pub struct PgStore {
@@ -138,60 +225,73 @@ impl PgStore {
                 "schema name {schema:?} must match [a-z_][a-z0-9_]{{0,62}}"
             )));
         }
-        let (mut client, connection) =
-            tokio_postgres::connect(url, NoTls).await.map_err(backend)?;
-        tokio::spawn(async move {
-            // The driver task ends when the client is dropped or the connection fails;
-            // a failure surfaces as an error on the next call.
-            let _ = connection.await;
-        });
-        // The schema name was validated above, so it is safe to splice.
-        client
-            .batch_execute(&format!("SET search_path TO {schema}"))
-            .await
-            .map_err(backend)?;
-        let tx = client.transaction().await.map_err(backend)?;
-        // Serialise concurrent initialisation of the same schema.
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('loom-schema:' || $1::text))",
-            &[&schema],
-        )
-        .await
-        .map_err(backend)?;
-        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-            .await
-            .map_err(backend)?;
-        tx.batch_execute(SCHEMA).await.map_err(backend)?;
-        tx.batch_execute(crate::postgres_more::SCHEMA_MORE)
-            .await
-            .map_err(backend)?;
-        let version: Option<i32> = tx
-            .query_one("SELECT MAX(version) FROM loom_schema_version", &[])
-            .await
-            .map_err(backend)?
-            .get(0);
-        match version {
-            None => {
-                tx.execute(
-                    "INSERT INTO loom_schema_version (version) VALUES ($1)",
-                    &[&PG_SCHEMA_VERSION],
-                )
-                .await
-                .map_err(backend)?;
-            }
-            Some(v) if v == PG_SCHEMA_VERSION => {}
-            Some(v) => {
-                return Err(corrupt(format!(
-                    "schema {schema} has version {v}, this build reads {PG_SCHEMA_VERSION}"
-                )))
-            }
-        }
-        tx.commit().await.map_err(backend)?;
+        let mut client = open(url).await?;
+        prepare(&mut client, schema).await?;
         Ok(PgStore {
             client: Arc::new(Mutex::new(client)),
             schema: schema.to_string(),
             lease_ms: LEASE_DURATION_MS_DEFAULT,
         })
+    }
+
+    /// Connects to a schema of the pool `prefix` (`{prefix}_0`, `{prefix}_1`, …) that no
+    /// other connection holds, and empties it ([`PgStore::reset`]). The connection holds
+    /// its slot (a session advisory lock) until it closes, so stores that live at the
+    /// same time never share a schema, while later ones reuse the pool's schemas instead
+    /// of creating and dropping their own: a test suite's isolation at the cost of a
+    /// few `DELETE`s per case. The pool's schemas stay in the database for the next run.
+    /// Destroys the slot's data: for tests only.
+    pub async fn connect_pooled(url: &str, prefix: &str) -> Result<PgStore, StoreError> {
+        let mut client = open(url).await?;
+        for slot in 0..PG_POOL_SLOTS_MAX {
+            let schema = format!("{prefix}_{slot}");
+            if !valid_schema_name(&schema) {
+                return Err(StoreError::invalid(format!(
+                    "pool schema {schema:?} must match [a-z_][a-z0-9_]{{0,62}}"
+                )));
+            }
+            let held: bool = client
+                .query_one(
+                    "SELECT pg_try_advisory_lock(hashtext('loom-pool:' || $1::text))",
+                    &[&schema],
+                )
+                .await
+                .map_err(backend)?
+                .get(0);
+            if !held {
+                continue;
+            }
+            prepare(&mut client, &schema).await?;
+            let store = PgStore {
+                client: Arc::new(Mutex::new(client)),
+                schema,
+                lease_ms: LEASE_DURATION_MS_DEFAULT,
+            };
+            store.reset().await?;
+            return Ok(store);
+        }
+        Err(StoreError::backend(format!(
+            "postgres: all {PG_POOL_SLOTS_MAX} schemas of pool {prefix:?} are held"
+        )))
+    }
+
+    /// Empties every table of this store's schema and restarts its sequences, in one
+    /// transaction: a fresh store without dropping and recreating the schema. Every
+    /// connection on the schema sees the empty store. Destroys data: for tests only.
+    pub async fn reset(&self) -> Result<(), StoreError> {
+        let mut client = self.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        // The tables hold a case's few rows: DELETE is cheaper than TRUNCATE here (no
+        // new relation files), and it waits for no lock a reader holds.
+        let mut sql = String::new();
+        for table in PG_TABLES {
+            sql.push_str(&format!("DELETE FROM {table};\n"));
+        }
+        for sequence in PG_SEQUENCES {
+            sql.push_str(&format!("ALTER SEQUENCE {sequence} RESTART;\n"));
+        }
+        tx.batch_execute(&sql).await.map_err(backend)?;
+        tx.commit().await.map_err(backend)
     }
 
     /// Drops `schema` with everything in it, then connects as [`PgStore::connect`].

@@ -1,6 +1,7 @@
 //! The kits against the PostgreSQL stores (feature `postgres`), plus what only a shared
 //! database can show: database time, `jsonb` key normalisation, and real concurrency
-//! between connections. Each case gets its own schema. With `LOOM_PG_URL` unset every
+//! between connections. Each kit case gets an emptied schema no other running case
+//! holds; the cross-connection tests get their own. With `LOOM_PG_URL` unset every
 //! test prints `skipping: LOOM_PG_URL is unset` and passes.
 #![cfg(feature = "postgres")]
 
@@ -41,12 +42,16 @@ fn schema_for(case: &str) -> String {
     format!("lt_{clean}_{hash:08x}")
 }
 
+/// The store for one kit case: an emptied schema of the `lt_pool` pool that no other
+/// running case holds (`PgStore::connect_pooled`), instead of a schema created and
+/// dropped per case, which cost most of the suite's time. The pool's schemas
+/// (`lt_pool_0`, `lt_pool_1`, … one per case running at once) stay in the database.
 async fn pg(case: &str) -> Option<PgStore> {
     let url = url()?;
     Some(
-        PgStore::connect_fresh(&url, &schema_for(case))
+        PgStore::connect_pooled(&url, "lt_pool")
             .await
-            .unwrap_or_else(|e| panic!("connect to {url}: {e}")),
+            .unwrap_or_else(|e| panic!("connect to {url} for {case}: {e}")),
     )
 }
 

@@ -15,6 +15,7 @@
 //! from 1.15.0 to the current 1.26.0, so mixed fleets and the documented snapshot
 //! exceptions can be reproduced.
 
+pub mod footprint;
 mod handlers;
 pub mod state;
 
