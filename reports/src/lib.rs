@@ -59,7 +59,10 @@ pub use diff::first_difference;
 pub use environment::Environment;
 pub use merge::{merge, merge_files, MergeError};
 pub use model::{CaseResult, Failure, RuleInfo, Status};
-pub use render::{render_all, render_html, render_junit, render_markdown, Paths, RenderError};
+pub use render::{
+    render_all, render_badge, render_html, render_junit, render_markdown, render_summary, Paths,
+    RenderError, SUMMARY_FAILURES_MAX,
+};
 pub use report::{
     Report, ReportError, RuleRow, RuleStatus, StatusCounts, Summary, SCHEMA_NAME, SCHEMA_VERSION,
     UNEXPECTED_PASS_PREFIX,

@@ -154,12 +154,19 @@ fn markdown_truncates_huge_values_and_long_failure_lists() {
 }
 
 #[test]
-fn render_all_writes_four_files_atomically() {
+fn render_all_writes_every_file_atomically() {
     let dir = std::env::temp_dir().join(format!("loom-report-render-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let report = sample_report();
     let paths = render_all(&report, dir.join("nested")).expect("render_all");
-    for p in [&paths.json, &paths.junit, &paths.markdown, &paths.html] {
+    for p in [
+        &paths.json,
+        &paths.junit,
+        &paths.markdown,
+        &paths.html,
+        &paths.summary,
+        &paths.badge,
+    ] {
         assert!(p.is_file(), "{}", p.display());
     }
     let back = Report::load(&paths.json).unwrap();
@@ -170,7 +177,7 @@ fn render_all_writes_four_files_atomically() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

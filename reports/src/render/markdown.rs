@@ -212,7 +212,7 @@ pub(crate) fn environment_rows(e: &Environment) -> Vec<(String, String)> {
 
 /// Backslash-escapes the Markdown punctuation that could start markup and
 /// turns newlines into spaces.
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -230,12 +230,12 @@ fn escape(text: &str) -> String {
 }
 
 /// A table cell: escaped, single line, cut to a sane length.
-fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     escape(&truncate_chars(text, 200).replace('\n', " "))
 }
 
 /// Inline code that the content cannot break out of.
-fn inline_code(text: &str) -> String {
+pub(super) fn inline_code(text: &str) -> String {
     let text = text.replace(['\n', '\r'], " ");
     let fence = "`".repeat(longest_backtick_run(&text) + 1);
     // Pad when the content touches a backtick, as CommonMark requires.

@@ -1,10 +1,12 @@
 //! Renderings of a [`Report`]: JUnit XML, Markdown, HTML, and [`render_all`]
 //! which writes them (and the JSON) into a directory atomically.
 
+mod ci;
 mod html;
 mod junit;
 mod markdown;
 
+pub use ci::{render_badge, render_summary, SUMMARY_FAILURES_MAX};
 pub use html::render_html;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
@@ -51,10 +53,14 @@ pub struct Paths {
     pub markdown: PathBuf,
     /// `report.html`.
     pub html: PathBuf,
+    /// `summary.md`, the short job summary.
+    pub summary: PathBuf,
+    /// `badge.json`, the shields.io endpoint badge.
+    pub badge: PathBuf,
 }
 
-/// Writes `report.json`, `report.xml`, `report.md` and `report.html` into
-/// `dir` (created if missing). Every rendering is produced before anything is
+/// Writes `report.json`, `report.xml`, `report.md`, `report.html`, `summary.md`
+/// and `badge.json` into `dir` (created if missing). Every rendering is produced before anything is
 /// written, and each file is written to a temporary file in `dir` and renamed
 /// into place, so a crash never leaves a half-written report.
 pub fn render_all(report: &Report, dir: impl AsRef<Path>) -> io::Result<Paths> {
@@ -63,17 +69,23 @@ pub fn render_all(report: &Report, dir: impl AsRef<Path>) -> io::Result<Paths> {
     let junit = render_junit(report)?;
     let markdown = render_markdown(report);
     let html = render_html(report)?;
+    let summary = render_summary(report);
+    let badge = render_badge(report);
     fs::create_dir_all(dir)?;
     let paths = Paths {
         json: dir.join("report.json"),
         junit: dir.join("report.xml"),
         markdown: dir.join("report.md"),
         html: dir.join("report.html"),
+        summary: dir.join("summary.md"),
+        badge: dir.join("badge.json"),
     };
     write_atomic(&paths.json, json.as_bytes())?;
     write_atomic(&paths.junit, junit.as_bytes())?;
     write_atomic(&paths.markdown, markdown.as_bytes())?;
     write_atomic(&paths.html, html.as_bytes())?;
+    write_atomic(&paths.summary, summary.as_bytes())?;
+    write_atomic(&paths.badge, badge.as_bytes())?;
     Ok(paths)
 }
 

@@ -1,0 +1,113 @@
+//! The two small files a CI page shows: `summary.md`, a short GitHub job summary
+//! (verdict, counts, the first failures), and `badge.json`, a shields.io endpoint badge.
+//! Both are derived from the report and never read back.
+
+use super::markdown::{cell, escape, inline_code};
+use super::truncate_chars;
+use crate::report::Report;
+use serde_json::json;
+
+/// The job summary lists at most this many failures; the rest are counted.
+pub const SUMMARY_FAILURES_MAX: usize = 10;
+/// Each failure's explanation is cut to this many characters.
+pub const SUMMARY_MESSAGE_CHARS_MAX: usize = 200;
+
+/// A short Markdown summary for `$GITHUB_STEP_SUMMARY`: the verdict, the counts, and
+/// one table row per failure (case, rules, where it first differs, what happened).
+pub fn render_summary(report: &Report) -> String {
+    let s = &report.summary;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "### Loom conformance: {}\n\n",
+        if s.ok { "✅ PASS" } else { "❌ FAIL" }
+    ));
+    let skipped = s.by_status.skip_not_claimed + s.by_status.skip_untestable;
+    out.push_str(&format!(
+        "**{} failing** of {} results ({} passed, {} known failures, {} skipped). \
+Rules with passing evidence: **{} / {}**{}.\n\n",
+        s.failures,
+        s.total,
+        s.by_status.pass,
+        s.by_status.xfail,
+        skipped,
+        s.rules_with_passing_evidence,
+        s.rules_total,
+        if s.rules_failing > 0 {
+            format!("; rules failing: **{}**", s.rules_failing)
+        } else {
+            String::new()
+        }
+    ));
+    if s.unexpected_passes > 0 {
+        out.push_str(&format!(
+            "{} baseline entries now pass: remove them from the baseline.\n\n",
+            s.unexpected_passes
+        ));
+    }
+    let failures: Vec<_> = report.failures().collect();
+    if !failures.is_empty() {
+        out.push_str(
+            "| status | case | rules | first difference | what happened |\n|---|---|---|---|---|\n",
+        );
+        for r in failures.iter().take(SUMMARY_FAILURES_MAX) {
+            let f = r.failure.as_ref();
+            let mut at = Vec::new();
+            if let Some(i) = f.and_then(|f| f.event_index) {
+                at.push(format!("event {i}"));
+            }
+            if let Some(p) = f.and_then(|f| f.path.as_deref()) {
+                at.push(inline_code(if p.is_empty() { "(root)" } else { p }));
+            }
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                r.status,
+                inline_code(&format!("{}/{}/{}", r.area, r.suite, r.case_id)),
+                cell(&r.rules.join(", ")),
+                at.join(" "),
+                cell(&truncate_chars(
+                    r.message.as_deref().unwrap_or(""),
+                    SUMMARY_MESSAGE_CHARS_MAX
+                ))
+            ));
+        }
+        if failures.len() > SUMMARY_FAILURES_MAX {
+            out.push_str(&format!(
+                "\n…and {} more; the report (report.html) lists them all.\n",
+                failures.len() - SUMMARY_FAILURES_MAX
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "<sub>{} {} · report digest {}</sub>\n",
+        escape(&report.environment.tool),
+        escape(&report.environment.tool_version),
+        inline_code(&report.digest)
+    ));
+    out
+}
+
+/// A shields.io endpoint badge (`{"schemaVersion": 1, "label", "message", "color"}`):
+/// green "pass" when nothing failed, red "N failing" otherwise.
+pub fn render_badge(report: &Report) -> String {
+    let s = &report.summary;
+    let (message, color) = if s.ok {
+        ("pass".to_string(), "brightgreen")
+    } else if s.failures > 0 {
+        (format!("{} failing", s.failures), "red")
+    } else {
+        (
+            format!("{} unexpected passes", s.unexpected_passes),
+            "orange",
+        )
+    };
+    let badge = json!({
+        "schemaVersion": 1,
+        "label": "loom conformance",
+        "message": message,
+        "color": color,
+    });
+    let mut text = serde_json::to_string_pretty(&badge).unwrap_or_default();
+    text.push('\n');
+    text
+}
