@@ -93,7 +93,7 @@ impl std::error::Error for MergeError {
 
 /// Merges shard reports: results are concatenated (a case reported by two
 /// inputs is an error), rules are united by ID (two different descriptions
-/// of one rule are an error), each input's environment goes into `shards`
+/// of one rule are an error; their static evidence lists are united), each input's environment goes into `shards`
 /// (an input that is itself a merge contributes its shards), the first
 /// input's environment is the primary one, and summary and digest are
 /// recomputed. Inputs with another schema version or a digest that does not
@@ -119,6 +119,11 @@ pub fn merge_files<P: AsRef<Path>>(paths: &[P]) -> Result<Report, MergeError> {
     merge_labelled(&labelled)
 }
 
+/// Whether two inputs describe a rule alike: the same level, group and summary.
+fn same_description(a: &RuleInfo, b: &RuleInfo) -> bool {
+    a.level == b.level && a.group == b.group && a.summary == b.summary
+}
+
 fn merge_labelled(inputs: &[(String, &Report)]) -> Result<Report, MergeError> {
     let Some((_, first)) = inputs.first() else {
         return Err(MergeError::NoInputs);
@@ -140,15 +145,23 @@ fn merge_labelled(inputs: &[(String, &Report)]) -> Result<Report, MergeError> {
             });
         }
         for rule in &report.rules {
-            match rules.get(&rule.id) {
-                Some((kept, first_label)) if kept != rule => {
+            match rules.get_mut(&rule.id) {
+                Some((kept, first_label)) if !same_description(kept, rule) => {
                     return Err(MergeError::ConflictingRule {
                         id: rule.id.clone(),
                         first: first_label.to_string(),
                         second: label.clone(),
                     })
                 }
-                Some(_) => {}
+                // The static evidence a run found (it depends on what that run could
+                // scan) is united, not compared: it annotates the rule, it does not
+                // describe it.
+                Some((kept, _)) => {
+                    kept.evidence.extend(rule.evidence.iter().cloned());
+                    // Sorted, so the merge does not depend on the input order.
+                    kept.evidence.sort();
+                    kept.evidence.dedup();
+                }
                 None => {
                     rules.insert(rule.id.clone(), (rule.clone(), label.as_str()));
                 }

@@ -65,7 +65,8 @@ fn the_summary_is_short_and_escapes_what_results_carry() {
     // Every `<` that is not our own <sub> is backslash-escaped, so no raw HTML survives.
     let ours = md.replace("<sub>", "").replace("</sub>", "");
     assert!(
-        ours.match_indices('<').all(|(i, _)| ours[..i].ends_with('\\')),
+        ours.match_indices('<')
+            .all(|(i, _)| ours[..i].ends_with('\\')),
         "raw HTML leaked: {md}"
     );
     let rows = md.lines().filter(|l| l.starts_with("| fail |")).count();

@@ -84,6 +84,25 @@ fn merge_rejects_conflicting_rule_descriptions() {
 }
 
 #[test]
+fn merge_unites_the_static_evidence_two_runs_found_for_one_rule() {
+    // A `loom check` run lists where it found evidence for a rule; a `loom sim` shard
+    // lists none. Same rule, same description: the merge keeps both lists, once.
+    let mut with = RuleInfo::new("A-1", "MUST", "A", "a");
+    with.evidence = vec!["tests/a.rs:1 a_1_x".into()];
+    let mut other = RuleInfo::new("A-1", "MUST", "A", "a");
+    other.evidence = vec!["tests/a.rs:9 a_1_y".into(), "tests/a.rs:1 a_1_x".into()];
+    let a = Report::new(env(1), vec![with], vec![]);
+    let b = Report::new(env(2), vec![RuleInfo::new("A-1", "MUST", "A", "a")], vec![]);
+    let c = Report::new(env(3), vec![other], vec![]);
+    let merged = merge(&[a, b, c]).unwrap();
+    assert_eq!(
+        merged.rules[0].evidence,
+        ["tests/a.rs:1 a_1_x", "tests/a.rs:9 a_1_y"]
+    );
+    assert!(merged.verify_digest());
+}
+
+#[test]
 fn merge_rejects_duplicate_cases_naming_them() {
     let a = green_report("vectors", 1, 3);
     let b = Report::new(
