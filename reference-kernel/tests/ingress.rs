@@ -881,6 +881,36 @@ fn ingress_31_user_decision_cannot_change_a_recorded_choice() {
 }
 
 #[test]
+fn ingress_31_the_same_choice_spelled_otherwise_is_not_a_change() {
+    let state = fold(&log(vec![
+        started(),
+        decision("d", json!({"a": 1, "b": [1, 2]})),
+    ]));
+    let same: serde_json::Value = serde_json::from_str(r#"{"b": [1.0, 2E0], "a": 1}"#).unwrap();
+    assert!(validate_user_emit(
+        &state,
+        &EmitSource::Flow,
+        "DECISION_RECORDED",
+        json!({"id": "d", "choice": same}),
+        None
+    )
+    .is_ok());
+    let changed: serde_json::Value = serde_json::from_str(r#"{"b": [1, 3], "a": 1}"#).unwrap();
+    assert_eq!(
+        validate_user_emit(
+            &state,
+            &EmitSource::Flow,
+            "DECISION_RECORDED",
+            json!({"id": "d", "choice": changed}),
+            None
+        )
+        .unwrap_err()
+        .reason,
+        EmitRefusal::ChoiceChange
+    );
+}
+
+#[test]
 fn ingress_32_relay_forwards_application_types_only() {
     let state = fold(&log(vec![started()]));
     for t in USERSPACE_KERNEL_ALLOW_LIST {

@@ -70,7 +70,7 @@ Exit status: 0 up to date (or rewritten), 1 --check found a difference or the ge
 /// Arguments of `loom vectors run`.
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  loom vectors run\n  loom vectors run --kernel-cmd \"python3 my_kernel.py\" --out report/\n  loom vectors run --filter fold09 --quiet\n\nExit status: 0 all passed (skips allowed), 1 a failure, error or timeout, 2 usage error."
+    after_help = "Examples:\n  loom vectors run\n  loom vectors run --kernel-cmd \"python3 my_kernel.py\" --out report/\n  loom vectors run --filter fold09 --quiet\n  loom vectors run --kernel-cmd \"./my-kernel\" --extra fuzz-found/\n\nExit status: 0 all passed (skips allowed), 1 a failure, error or timeout, 2 usage error."
 )]
 pub struct RunArgs {
     /// The adapter command line (run through `sh -c`); default: the reference kernel in-process.
@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// Only vectors whose id contains this substring.
     #[arg(long)]
     pub filter: Option<String>,
+    /// Also run the vector files under DIR (`DIR/<kind>/<id>.json`, e.g. what
+    /// `loom vectors fuzz` wrote); repeatable. Their ids must not clash with the set's.
+    #[arg(long, value_name = "DIR")]
+    pub extra: Vec<PathBuf>,
     /// Directory for the report files (default: ./loom-reports/vectors-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -349,6 +353,10 @@ fn run_vectors(args: RunArgs) -> u8 {
         }
     };
     let digest = loom_vectors::set::set_digest(&vectors);
+    if let Err(e) = loom_vectors::set::add_extra(&mut vectors, &args.extra) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
     if let Some(f) = &args.filter {
         vectors.retain(|v| v.id.contains(f.as_str()));
     }
@@ -379,6 +387,17 @@ fn run_vectors(args: RunArgs) -> u8 {
     env.vector_set_digest = Some(digest);
     env.implementation_hello = Some(claims.hello.clone());
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    if !args.extra.is_empty() {
+        env.extra.insert(
+            "extraVectorDirs".into(),
+            Value::Array(
+                args.extra
+                    .iter()
+                    .map(|d| Value::String(d.display().to_string()))
+                    .collect(),
+            ),
+        );
+    }
     env.extra.insert(
         "kernel".into(),
         Value::String(

@@ -223,10 +223,26 @@ impl KernelProcess {
         params: &Value,
         timeout_ms: u64,
     ) -> Result<Value, CallError> {
+        let params_text = serde_json::to_string(params).unwrap_or_default();
+        self.exchange_text(method, &params_text, timeout_ms)
+    }
+
+    /// [`KernelProcess::exchange`] with `params` as wire text, sent byte for byte.
+    fn exchange_text(
+        &mut self,
+        method: &str,
+        params_text: &str,
+        timeout_ms: u64,
+    ) -> Result<Value, CallError> {
+        if params_text.contains(['\n', '\r']) {
+            return Err(CallError::Broken(format!(
+                "`{method}`: the params text spans lines; the protocol sends one request per line"
+            )));
+        }
         self.next_id += 1;
         let id = self.next_id;
-        let request = json!({"id": id, "method": method, "params": params});
-        let mut text = serde_json::to_string(&request).unwrap_or_default();
+        let method_text = serde_json::to_string(method).unwrap_or_default();
+        let mut text = format!("{{\"id\":{id},\"method\":{method_text},\"params\":{params_text}}}");
         text.push('\n');
         let Some(running) = self.running.as_mut() else {
             return Err(CallError::Broken("the adapter is not running".into()));
@@ -361,6 +377,12 @@ impl KernelClient for KernelProcess {
         }
         let timeout = self.config.call_timeout_ms;
         self.exchange(method, params, timeout)
+    }
+
+    fn call_raw(&mut self, method: &str, raw_params: &str) -> Result<Value, CallError> {
+        self.ensure_started()?;
+        let timeout = self.config.call_timeout_ms;
+        self.exchange_text(method, raw_params, timeout)
     }
 }
 

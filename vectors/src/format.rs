@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::Path;
 
-/// The version of this vector format (`VERSION.json` `schemaVersion`).
-pub const FORMAT_VERSION: u32 = 1;
+/// The version of this vector format (`VERSION.json` `schemaVersion`). Version 2 added
+/// the optional `rawInput` (the exact wire text of a request's `params`).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// What a vector exercises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -114,6 +115,12 @@ pub struct Vector {
     pub exception: Option<Exception>,
     /// The input (its shape depends on `kind`).
     pub input: Value,
+    /// The exact wire text of the request's `params`, when the vector is about how a
+    /// kernel reads raw JSON (key order, number spellings, escapes) that a canonical
+    /// file cannot carry. `input` is then what the reference kernel parses it to, and
+    /// the runner sends these bytes unchanged instead of re-serializing `input`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<String>,
     /// The expected answer (its shape depends on `kind`).
     pub expected: Value,
 }
@@ -413,6 +420,41 @@ fn object(v: &Value, source: &str, path: &str) -> Result<(), VectorError> {
     }
 }
 
+/// The kinds whose first request's `params` is the vector's `input` as it stands, so a
+/// raw wire text can replace it (a `normalize` vector builds its requests from parts).
+pub fn carries_raw_input(kind: Kind) -> bool {
+    !matches!(kind, Kind::Normalize)
+}
+
+/// `rawInput` must be one JSON object on one line (the protocol frames requests by
+/// line) whose parsed value is `input`, compared as canonical bytes: the raw text may
+/// spell the same value differently, never say something else.
+fn check_raw_input(kind: Kind, raw: &str, input: &Value) -> Result<(), String> {
+    if !carries_raw_input(kind) {
+        return Err(format!(
+            "`{kind}` vectors cannot carry a raw input (their requests are built from parts)"
+        ));
+    }
+    if raw.contains(['\n', '\r']) {
+        return Err("a raw input is one line: it must not contain a line break".into());
+    }
+    let parsed: Value =
+        serde_json::from_str(raw).map_err(|e| format!("the raw input is not JSON: {e}"))?;
+    if !parsed.is_object() {
+        return Err("the raw input must be a JSON object (a request's params)".into());
+    }
+    let (a, b) = (
+        loom_kernel::canonical_string(&parsed),
+        loom_kernel::canonical_string(input),
+    );
+    if a != b {
+        return Err(format!(
+            "the raw input parses to {a}, which is not the vector's input {b}"
+        ));
+    }
+    Ok(())
+}
+
 fn is_rule_id(s: &str) -> bool {
     let Some((group, num)) = s.split_once('-') else {
         return false;
@@ -490,6 +532,9 @@ impl Vector {
         }
         if self.description.trim().is_empty() {
             return Err(bad("$.description", "must not be empty".into()));
+        }
+        if let Some(raw) = &self.raw_input {
+            check_raw_input(self.kind, raw, &self.input).map_err(|m| bad("$.rawInput", m))?;
         }
         check_body(self, source)
     }

@@ -14,12 +14,12 @@ use crate::wrong::Bug;
 use loom_kernel::digest::{
     emit_digest, emit_digest_input, fnv1a64_hex, fnv1a_flow_hash, sha256_flow_hash,
 };
-use loom_kernel::fold::{fold_as, fold_owned, ExecutionState, FoldVersion, Status};
+use loom_kernel::fold::{fold_as, fold_owned, ExecutionState, FoldVersion};
 use loom_kernel::ingress::{
     admit, validate_user_emit, EmitSource, ExecutionAuthorizer, GateConfig, IngressError,
     ResumeAuthenticator, ResumePath, ResumeRequest,
 };
-use loom_kernel::snapshot::{normalize_snapshot_state, SnapshotRecord};
+use loom_kernel::snapshot::SnapshotRecord;
 use loom_kernel::{canonical_string, EventEnvelope, EVENT_SCHEMA_VERSION};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -78,7 +78,7 @@ impl ReferenceKernel {
             "digest" => self.digest(params),
             "ingress" => self.ingress(params),
             "validateEmit" => self.validate_emit(params),
-            "runScenario" => return crate::scrub::run_scenario_method(params),
+            "runScenario" => return self.run_scenario(params),
             other => return Answer::Unsupported(format!("unknown method `{other}`")),
         };
         match out {
@@ -98,6 +98,16 @@ impl ReferenceKernel {
         Ok(json!({ "state": self.state_out(&state) }))
     }
 
+    fn run_scenario(&self, params: &Value) -> Answer {
+        let answer = crate::scrub::run_scenario_method(params);
+        match (self.bug, answer) {
+            (Some(bug), Answer::Result(v)) if crate::wrong::gate::is_runtime_bug(bug) => {
+                Answer::Result(crate::wrong::gate::run_scenario(bug, params, v))
+            }
+            (_, a) => a,
+        }
+    }
+
     fn fold_from(&self, params: &Value) -> Result<Value, String> {
         #[derive(serde::Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -110,7 +120,7 @@ impl ReferenceKernel {
         let state = self.normalized(p.snapshot)?;
         let tail: Vec<EventEnvelope> = envelopes(&p.events)?
             .into_iter()
-            .filter(|e| e.sequence > k)
+            .filter(|e| crate::wrong::fold::folds_tail_event(self.bug, e.sequence, k))
             .collect();
         let state = self.fold_events(self.current(), state, tail);
         Ok(json!({ "state": self.state_out(&state) }))
@@ -133,7 +143,7 @@ impl ReferenceKernel {
             sequence: s.sequence,
             state: s.state,
         };
-        normalize_snapshot_state(&record).map_err(|e| e.to_string())
+        crate::wrong::fold::normalized(self.bug, &record)
     }
 
     fn current(&self) -> FoldVersion {
@@ -150,16 +160,8 @@ impl ReferenceKernel {
         state: ExecutionState,
         events: Vec<EventEnvelope>,
     ) -> ExecutionState {
-        if self.has(Bug::StepFailedFailsExecution) {
-            let mut state = state;
-            for e in events {
-                let step_failed = e.event_type == "STEP_FAILED";
-                state = fold_as(version, &state, std::slice::from_ref(&e));
-                if step_failed && state.status == Status::Running {
-                    state.status = Status::Failed;
-                }
-            }
-            return state;
+        if let Some(bug) = self.bug.filter(|b| crate::wrong::fold::is_fold_bug(*b)) {
+            return crate::wrong::fold::fold_events(bug, version, state, events);
         }
         if version == FoldVersion::CURRENT {
             fold_owned(state, events)
@@ -171,13 +173,7 @@ impl ReferenceKernel {
     fn state_out(&self, state: &ExecutionState) -> Value {
         let mut v = state.to_value();
         if self.has(Bug::NoSeq) {
-            if let Some(Value::Object(d)) = v.pointer_mut("/variables/_decisions") {
-                for entry in d.values_mut() {
-                    if let Value::Object(e) = entry {
-                        e.remove("seq");
-                    }
-                }
-            }
+            crate::wrong::fold::strip_seq(&mut v);
         }
         v
     }
@@ -185,6 +181,12 @@ impl ReferenceKernel {
     fn digest(&self, params: &Value) -> Result<Value, String> {
         let d: DigestInput = decode(params, "params", "").map_err(|e| e.to_string())?;
         let need = |name: &str| format!("digest op `{}` needs `{name}`", d.op);
+        if let Some(bug) = self
+            .bug
+            .filter(|b| crate::wrong::canonical::is_digest_bug(*b))
+        {
+            return wrong_digest(bug, &d);
+        }
         match d.op.as_str() {
             "canonical" => {
                 let v = d.value.as_ref().ok_or_else(|| need("value"))?;
@@ -198,14 +200,6 @@ impl ReferenceKernel {
                 let segment = d.segment.ok_or_else(|| need("segment"))?;
                 let ty = d.event_type.as_ref().ok_or_else(|| need("eventType"))?;
                 let payload = d.payload.as_ref().ok_or_else(|| need("payload"))?;
-                if self.has(Bug::EmitDigestWithoutSegment) {
-                    let text = emit_digest_input(segment, ty, payload);
-                    let without = text.split_once('|').map(|(_, r)| r).unwrap_or(&text);
-                    return Ok(json!({
-                        "digest": fnv1a64_hex(without.as_bytes()),
-                        "input": without,
-                    }));
-                }
                 Ok(json!({
                     "digest": emit_digest(segment, ty, payload),
                     "input": emit_digest_input(segment, ty, payload),
@@ -227,6 +221,40 @@ impl ReferenceKernel {
 
     fn ingress(&self, params: &Value) -> Result<Value, String> {
         let input: IngressInput = decode(params, "params", "").map_err(|e| e.to_string())?;
+        match self.bug.filter(|b| crate::wrong::gate::is_ingress_bug(*b)) {
+            None => ingress_answer(&input),
+            Some(bug) => {
+                let failure = std::cell::RefCell::new(None);
+                let reference = |i: &IngressInput| {
+                    ingress_answer(i).unwrap_or_else(|e| {
+                        *failure.borrow_mut() = Some(e);
+                        Value::Null
+                    })
+                };
+                let answer = crate::wrong::gate::ingress(bug, &input, &reference);
+                match failure.into_inner() {
+                    Some(e) => Err(e),
+                    None => Ok(answer),
+                }
+            }
+        }
+    }
+
+    fn validate_emit(&self, params: &Value) -> Result<Value, String> {
+        let input: EmitInput = decode(params, "params", "").map_err(|e| e.to_string())?;
+        let answer = validate_emit_answer(&input)?;
+        Ok(
+            match self.bug.filter(|b| crate::wrong::gate::is_emit_bug(*b)) {
+                Some(bug) => crate::wrong::gate::validate_emit(bug, &input, answer),
+                None => answer,
+            },
+        )
+    }
+}
+
+/// The reference gate's answer to an ingress request.
+fn ingress_answer(input: &IngressInput) -> Result<Value, String> {
+    {
         let log = envelopes(&input.log)?;
         let state = fold_owned(ExecutionState::new(), log.clone());
         let path = match input.path.as_str() {
@@ -274,19 +302,14 @@ impl ReferenceKernel {
                 "outcome": "appended",
                 "events": events.into_iter().map(|e| new_event(&e.event_type, e.payload, e.metadata)).collect::<Vec<_>>(),
             })),
-            Err(e) if self.has(Bug::RefusedResumeAppends) => {
-                let _ = e;
-                Ok(json!({
-                    "outcome": "appended",
-                    "events": [new_event(&request.event_type, request.payload, request.metadata)],
-                }))
-            }
             Err(e) => Ok(refusal(&e)),
         }
     }
+}
 
-    fn validate_emit(&self, params: &Value) -> Result<Value, String> {
-        let input: EmitInput = decode(params, "params", "").map_err(|e| e.to_string())?;
+/// The reference's userspace-emit validation answer.
+fn validate_emit_answer(input: &EmitInput) -> Result<Value, String> {
+    {
         let state = fold_owned(ExecutionState::new(), envelopes(&input.log)?);
         let source = match input.source.kind.as_str() {
             "flow" => EmitSource::Flow,
@@ -320,16 +343,6 @@ impl ReferenceKernel {
                 "eventType": event_type,
                 "payload": payload,
             })),
-            Err(e)
-                if self.has(Bug::EmitAllowsKernelTypes)
-                    && e.reason == loom_kernel::ingress::EmitRefusal::KernelEventType =>
-            {
-                Ok(json!({
-                    "outcome": "accepted",
-                    "eventType": input.event_type,
-                    "payload": input.payload,
-                }))
-            }
             Err(e) => Ok(json!({
                 "outcome": "refused",
                 "error": "EmitRefusedError",
@@ -337,6 +350,39 @@ impl ReferenceKernel {
                 "message": e.message,
             })),
         }
+    }
+}
+
+/// A digest answer from a kernel whose canonical writer or digest function has `bug`.
+fn wrong_digest(bug: Bug, d: &DigestInput) -> Result<Value, String> {
+    use crate::wrong::canonical as w;
+    let need = |name: &str| format!("digest op `{}` needs `{name}`", d.op);
+    match d.op.as_str() {
+        "canonical" => {
+            let v = d.value.as_ref().ok_or_else(|| need("value"))?;
+            Ok(json!({ "canonical": w::canonical(Some(bug), v) }))
+        }
+        "fnv1a64" => {
+            let t = d.text.as_ref().ok_or_else(|| need("text"))?;
+            Ok(json!({ "fnv1a64": w::fnv(Some(bug), t.as_bytes()) }))
+        }
+        "emit" => {
+            let segment = d.segment.ok_or_else(|| need("segment"))?;
+            let ty = d.event_type.as_ref().ok_or_else(|| need("eventType"))?;
+            let payload = d.payload.as_ref().ok_or_else(|| need("payload"))?;
+            let (input, digest) = w::emit_digest(Some(bug), segment, ty, payload);
+            Ok(json!({ "digest": digest, "input": input }))
+        }
+        "flowHash" => {
+            let v = d.value.as_ref().ok_or_else(|| need("value"))?;
+            match d.algorithm.as_deref() {
+                Some(alg @ ("sha256" | "fnv1a")) => {
+                    Ok(json!({ "flowHash": w::flow_hash(Some(bug), v, alg == "sha256") }))
+                }
+                _ => Err("flowHash needs `algorithm`: sha256 or fnv1a".into()),
+            }
+        }
+        other => Err(format!("unknown digest op `{other}`")),
     }
 }
 

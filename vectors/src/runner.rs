@@ -56,6 +56,14 @@ pub trait KernelClient {
     fn hello(&mut self) -> Result<Value, CallError>;
     /// Calls one method and returns its `result`.
     fn call(&mut self, method: &str, params: &Value) -> Result<Value, CallError>;
+    /// Calls one method with `params` given as exact wire text (a vector's `rawInput`).
+    /// A client over a process sends these bytes unchanged; the default reads them as
+    /// an adapter would (a JSON parser) and calls [`KernelClient::call`].
+    fn call_raw(&mut self, method: &str, raw_params: &str) -> Result<Value, CallError> {
+        let params: Value = serde_json::from_str(raw_params)
+            .map_err(|e| CallError::Broken(format!("the raw params are not JSON: {e}")))?;
+        self.call(method, &params)
+    }
 }
 
 /// The reference kernel (or a wrong kernel) called in-process, without serialization.
@@ -222,24 +230,34 @@ pub fn run_set(
     Ok((claims, out))
 }
 
+/// The vector's first request: its `input` as `params`, or its `rawInput` bytes
+/// unchanged when it has one.
+fn call_input(client: &mut dyn KernelClient, v: &Vector) -> Result<Value, CallError> {
+    let method = v.kind.method();
+    match &v.raw_input {
+        Some(raw) => client.call_raw(method, raw),
+        None => client.call(method, &v.input),
+    }
+}
+
 fn check(client: &mut dyn KernelClient, v: &Vector) -> Result<(), Outcome> {
     match v.kind {
         Kind::Fold => check_fold(client, v),
         Kind::Normalize => check_normalize(client, v),
         Kind::Digest => {
-            let actual = client.call("digest", &v.input)?;
+            let actual = call_input(client, v)?;
             compare(&v.expected, &actual, "digest answer differs")
         }
         Kind::Ingress => {
-            let actual = strip_message(client.call("ingress", &v.input)?);
+            let actual = strip_message(call_input(client, v)?);
             compare(&v.expected, &actual, "ingress answer differs")
         }
         Kind::Emit => {
-            let actual = strip_message(client.call("validateEmit", &v.input)?);
+            let actual = strip_message(call_input(client, v)?);
             compare(&v.expected, &actual, "emit validation answer differs")
         }
         Kind::Runtime => {
-            let actual = client.call("runScenario", &v.input)?;
+            let actual = call_input(client, v)?;
             let actual = crate::scrub::scrub_answer(&actual).map_err(Outcome::Bad)?;
             compare(&v.expected, &actual, "runtime scenario log differs")
         }
@@ -270,7 +288,7 @@ fn check_fold(client: &mut dyn KernelClient, v: &Vector) -> Result<(), Outcome> 
     let input: FoldInput = decode(&v.input, &v.id, "input").map_err(|e| bad_vector(v, e))?;
     let expected: FoldExpected =
         decode(&v.expected, &v.id, "expected").map_err(|e| bad_vector(v, e))?;
-    let answer = client.call("fold", &v.input)?;
+    let answer = call_input(client, v)?;
     compare(
         &expected.state,
         state_of(&answer)?,

@@ -15,20 +15,27 @@
 //! | `{"op": "advance", "ms"}` | move the clock |
 //! | `{"op": "fireTimers"}` | fire every due timer |
 //! | `{"op": "cancel"}` | cancel the execution |
+//! | `{"op": "resumeAs", "flowId", "eventType", "payload"?, "metadata"?, "migratedInput"?, "transformError"?}` | move the execution onto another flow (a transform that returns `migratedInput`, or fails with `transformError`) |
+//! | `{"op": "deliver", "topic", "messageId", "message"?}` | deliver a message (Wave 2) |
+//! | `{"op": "quarantine", "topic", "messageId"}` | hold a message (1.25.0) |
+//! | `{"op": "release", "topic", "messageId", "how": "deliver" \| "discard" \| "auto", "operator"?}` | release the head of a topic's hold |
 //!
 //! The answer is `{"outcomes": [...], "log": [...]}`: one outcome per step and the final
-//! log. **Scrub rule**: every envelope's `id` and `timestamp` are replaced by the
+//! log; when the scenario started other executions (a `continueAsNew` chain) their logs
+//! are added as `"continued": {executionId: [...]}`, in id order. **Scrub rule**: every envelope's `id` and `timestamp` are replaced by the
 //! strings `"<id>"` and `"<timestamp>"`; nothing else changes. Ids and append times are
 //! an implementation's own business; payload times (`wakeAt`, `firedAt`) come from the
 //! scenario's virtual clock and are compared as they are.
 
 use crate::protocol::Answer;
 use loom_kernel::ingress::ResumeRequest;
-use loom_kernel::runtime::{block_on, RunOutcome, Runtime, RuntimeConfig, RuntimeError};
+use loom_kernel::runtime::{
+    block_on, Delivery, Release, RunOutcome, Runtime, RuntimeConfig, RuntimeError,
+};
 use loom_kernel::spi::{Clock, EventStore, ManualClock, TimerStore};
 use loom_kernel::versions::KernelFeatures;
 use loom_stores::{MemoryEventStore, MemoryTimerStore};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
 /// Where the virtual clock of a runtime scenario starts, in epoch milliseconds.
@@ -184,14 +191,109 @@ fn drive<S: EventStore, T: TimerStore>(
                 Err(e) => json!({"error": runtime_error_name(&e)}),
             },
             "cancel" => outcome_value(&block_on(rt.cancel(id))),
+            "resumeAs" => {
+                let text = |k: &str| {
+                    step.get(k)
+                        .and_then(Value::as_str)
+                        .ok_or(format!("steps[{i}]: resumeAs needs {k}"))
+                };
+                let (flow, ty) = (text("flowId")?, text("eventType")?);
+                let request = ResumeRequest {
+                    event_type: ty.to_owned(),
+                    payload: step.get("payload").cloned().unwrap_or(Value::Null),
+                    metadata: step.get("metadata").and_then(Value::as_object).cloned(),
+                };
+                let migrated = step.get("migratedInput").cloned();
+                let failure = step
+                    .get("transformError")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let transform = move |_: &Value| match (&failure, &migrated) {
+                    (Some(why), _) => Err(why.clone()),
+                    (None, m) => Ok(m.clone().unwrap_or(Value::Null)),
+                };
+                let wants =
+                    step.get("migratedInput").is_some() || step.get("transformError").is_some();
+                let t: Option<loom_kernel::runtime::Transform<'_>> =
+                    if wants { Some(&transform) } else { None };
+                outcome_value(&block_on(rt.resume_as(id, request, flow, t)))
+            }
+            "deliver" => {
+                let (topic, message_id) = topic_and_id(step, i, "deliver")?;
+                let message = step.get("message").cloned().unwrap_or(Value::Null);
+                match block_on(rt.deliver(id, topic, message_id, message)) {
+                    Ok(Delivery::Resumed { wait_id, outcome }) => {
+                        json!({"resumed": {"waitId": wait_id, "outcome": outcome_value(&Ok(outcome))}})
+                    }
+                    Ok(Delivery::Buffered) => json!("buffered"),
+                    Ok(Delivery::Held) => json!("held"),
+                    Ok(Delivery::Duplicate) => json!("duplicate"),
+                    Ok(Delivery::Disabled) => json!("disabled"),
+                    Err(e) => outcome_value(&Err(e)),
+                }
+            }
+            "quarantine" => {
+                let (topic, message_id) = topic_and_id(step, i, "quarantine")?;
+                match block_on(rt.quarantine(id, topic, message_id)) {
+                    Ok(done) => json!({ "quarantined": done }),
+                    Err(e) => outcome_value(&Err(e)),
+                }
+            }
+            "release" => {
+                let (topic, message_id) = topic_and_id(step, i, "release")?;
+                let operator = step
+                    .get("operator")
+                    .and_then(Value::as_str)
+                    .unwrap_or("operator")
+                    .to_owned();
+                let how = match step.get("how").and_then(Value::as_str) {
+                    Some("deliver") => Release::Deliver { operator },
+                    Some("discard") => Release::Discard { operator },
+                    Some("auto") => Release::Auto,
+                    _ => {
+                        return Err(format!(
+                            "steps[{i}]: release needs how: deliver, discard or auto"
+                        ))
+                    }
+                };
+                match block_on(rt.release(id, topic, message_id, how)) {
+                    Ok(done) => json!({ "released": done }),
+                    Err(e) => outcome_value(&Err(e)),
+                }
+            }
             other => return Err(format!("steps[{i}]: unknown op `{other}`")),
         };
         outcomes.push(out);
     }
-    let log = block_on(rt.store().read(id))
-        .map(|events| events.iter().map(|e| e.to_value()).collect::<Vec<_>>())
-        .unwrap_or_default();
-    Ok(json!({"outcomes": outcomes, "log": log}))
+    let read = |execution: &str| {
+        block_on(rt.store().read(execution))
+            .map(|events| events.iter().map(|e| e.to_value()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let mut answer = json!({"outcomes": outcomes, "log": read(id)});
+    let mut others: Vec<String> = block_on(rt.store().list_executions())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|x| x != id)
+        .collect();
+    others.sort();
+    if !others.is_empty() {
+        let logs: Map<String, Value> = others
+            .iter()
+            .map(|x| (x.clone(), Value::Array(read(x))))
+            .collect();
+        answer["continued"] = Value::Object(logs);
+    }
+    Ok(answer)
+}
+
+fn topic_and_id<'a>(step: &'a Value, i: usize, op: &str) -> Result<(&'a str, &'a str), String> {
+    let get = |k: &str| {
+        step.get(k)
+            .and_then(Value::as_str)
+            .ok_or(format!("steps[{i}]: {op} needs {k}"))
+    };
+    Ok((get("topic")?, get("messageId")?))
 }
 
 /// Applies the scrub rule to a `runScenario` answer: every envelope's `id` and
@@ -206,7 +308,24 @@ pub fn scrub_answer(answer: &Value) -> Result<Value, String> {
         .and_then(Value::as_array)
         .ok_or("the runScenario answer has no `log` array")?;
     let log: Vec<Value> = log.iter().map(scrub_envelope).collect();
-    Ok(json!({"outcomes": outcomes, "log": log}))
+    let mut out = json!({"outcomes": outcomes, "log": log});
+    if let Some(continued) = answer.get("continued") {
+        let logs = continued
+            .as_object()
+            .ok_or("the runScenario answer's `continued` is not an object")?;
+        let mut scrubbed = Map::new();
+        for (execution, log) in logs {
+            let log = log
+                .as_array()
+                .ok_or(format!("`continued.{execution}` is not a log array"))?;
+            scrubbed.insert(
+                execution.clone(),
+                Value::Array(log.iter().map(scrub_envelope).collect()),
+            );
+        }
+        out["continued"] = Value::Object(scrubbed);
+    }
+    Ok(out)
 }
 
 /// Scrubs one envelope.

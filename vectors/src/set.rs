@@ -244,3 +244,32 @@ pub fn export(dir: &Path, replace: bool) -> Result<usize, String> {
     }
     Ok(n)
 }
+
+/// Loads the vector files under each of `dirs` (the `cases/` layout: `<kind>/<id>.json`,
+/// as `loom vectors fuzz` writes them) and appends them to `vectors`. An id that is
+/// already in use, or a file that does not load, is an error naming it: an extra vector
+/// never silently replaces or shadows one of the set.
+pub fn add_extra(vectors: &mut Vec<Vector>, dirs: &[PathBuf]) -> Result<usize, String> {
+    let mut added = 0;
+    for dir in dirs {
+        let set = load_set(dir).map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })?;
+        for v in set.vectors {
+            if vectors.iter().any(|x| x.id == v.id) {
+                return Err(format!(
+                    "{}: vector id `{}` is already in use",
+                    dir.display(),
+                    v.id
+                ));
+            }
+            vectors.push(v);
+            added += 1;
+        }
+    }
+    Ok(added)
+}

@@ -52,11 +52,27 @@ fn whole_set_passes_through_the_reference_adapter() {
     );
 }
 
+/// A sample of the wrong kernels, one per method they change, over the protocol: the
+/// full catalogue runs in-process in `tests/judging.rs`, through the same method table.
+const OVER_THE_WIRE: [Bug; 6] = [
+    Bug::KeysByCodePoint,
+    Bug::StepFailedFailsExecution,
+    Bug::RestoreTailOffByOne,
+    Bug::GateBeforeIdentity,
+    Bug::MeteredNegativeZeroRefused,
+    Bug::FiredAtIsClock,
+];
+
 #[test]
-fn every_wrong_kernel_fails_the_vectors_of_its_rules() {
+fn sampled_wrong_kernels_fail_the_vectors_of_their_rules_over_stdio() {
     let vs = vectors();
-    for bug in Bug::ALL {
-        let results = run(wrong(bug.as_str()), &vs, 10_000);
+    for bug in OVER_THE_WIRE {
+        let wanted: Vec<Vector> = vs
+            .iter()
+            .filter(|v| bug.kinds().contains(&v.kind.as_str()))
+            .cloned()
+            .collect();
+        let results = run(wrong(bug.as_str()), &wanted, 10_000);
         let failed: Vec<&CaseResult> = results
             .iter()
             .filter(|r| r.status != Status::Pass)

@@ -62,3 +62,90 @@ fn conf_02_conf_03_version_file_pins_the_set_digest() {
         actual.count
     );
 }
+
+/// The scenario a vector comes from: a versioned fold (`fold-as-1-NN-<case>`) and a
+/// snapshot normalization of a fold case (`normalize-<case>-w1-NN-kK`) share their fold
+/// case's scenario; a snapshot family with its own log keeps its own name; every other
+/// vector is its own scenario.
+fn scenario_of(id: &str) -> String {
+    if let Some(rest) = id.strip_prefix("fold-as-1-") {
+        let case = rest.split_once('-').map_or(rest, |(_, c)| c);
+        return format!("fold-{case}");
+    }
+    if let Some(rest) = id.strip_prefix("normalize-") {
+        if let Some(i) = rest.rfind("-w1-") {
+            let base = &rest[..i];
+            return if base.starts_with("gap15-") {
+                format!("normalize-{base}")
+            } else {
+                format!("fold-{base}")
+            };
+        }
+    }
+    id.to_owned()
+}
+
+/// No rule rests on one vector: every rule id a vector cites is cited by vectors from at
+/// least three different scenarios, so one wrong or weak vector cannot be the only
+/// evidence that a kernel keeps the rule.
+#[test]
+fn every_cited_rule_has_three_vectors_from_different_scenarios() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let set = load_set(&default_cases_dir()).expect("the set loads");
+    let mut by_rule: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for v in &set.vectors {
+        for r in &v.rules {
+            by_rule.entry(r).or_default().insert(scenario_of(&v.id));
+        }
+    }
+    let thin: Vec<String> = by_rule
+        .iter()
+        .filter(|(_, scenarios)| scenarios.len() < 3)
+        .map(|(rule, scenarios)| format!("{rule}: {scenarios:?}"))
+        .collect();
+    assert!(
+        thin.is_empty(),
+        "{} rule(s) rest on fewer than three scenarios:\n{}",
+        thin.len(),
+        thin.join("\n")
+    );
+}
+
+#[test]
+fn scenario_families_are_derived_from_ids() {
+    for (id, family) in [
+        ("fold-as-1-20-fold09-caught", "fold-fold09-caught"),
+        ("normalize-fold09-caught-w1-20-k2", "fold-fold09-caught"),
+        (
+            "normalize-gap15-overlap-x-w1-26-k4-from2",
+            "normalize-gap15-overlap-x",
+        ),
+        (
+            "ingress-ingress03-gate-match",
+            "ingress-ingress03-gate-match",
+        ),
+    ] {
+        assert_eq!(scenario_of(id), family, "{id}");
+    }
+}
+
+/// The counts table in docs/vectors.md is the committed set's.
+#[test]
+fn docs_count_table_matches_the_set() {
+    let docs =
+        std::fs::read_to_string(vectors_dir().join("../docs/vectors.md")).expect("docs/vectors.md");
+    let set = load_set(&default_cases_dir()).expect("the set loads");
+    for kind in loom_vectors::Kind::ALL {
+        let n = set.vectors.iter().filter(|v| v.kind == kind).count();
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with(&format!("| {}", kind.as_str())))
+            .unwrap_or_else(|| panic!("docs/vectors.md has no count row for {kind}"));
+        let cell = row.rsplit('|').nth(1).unwrap_or("").trim();
+        assert_eq!(
+            cell,
+            n.to_string(),
+            "docs/vectors.md count for {kind}: {row}"
+        );
+    }
+}

@@ -887,6 +887,7 @@ pub fn cases() -> Vec<FoldCase> {
     b.snap_exception = Some("b");
     v.push(b);
     v.extend(every_kind_cases());
+    v.extend(super::edges::fold_cases());
     v
 }
 

@@ -3,11 +3,14 @@
 //! reference kernel. Ids are stable: renaming one is a new vector.
 
 pub mod digest;
+pub mod edges;
 pub mod emit;
 pub mod fold;
 pub mod ingress;
 pub mod normalize;
 pub mod runtime;
+pub mod syscalls;
+pub mod wire;
 
 use crate::generate::Scenario;
 use serde_json::{json, Map, Value};
@@ -21,6 +24,9 @@ pub fn all() -> Vec<Scenario> {
     out.extend(ingress::scenarios());
     out.extend(emit::scenarios());
     out.extend(runtime::scenarios());
+    out.extend(edges::scenarios());
+    out.extend(syscalls::scenarios());
+    out.extend(wire::scenarios());
     out
 }
 

@@ -1,0 +1,412 @@
+//! Fold, normalization and restore bugs. Each is emulated around the reference fold,
+//! one event at a time: the event is changed before the reference folds it (a field
+//! the buggy kernel never reads), or the state is patched after (a line the buggy
+//! kernel has wrong). Either way the buggy state is what the protocol answers and what
+//! the next event folds onto, as in a real kernel.
+
+use super::Bug;
+use loom_kernel::fold::{
+    fold_as, is_known_event_type, keys, ExecutionState, FoldVersion, FrameStatus, Status,
+};
+use loom_kernel::limits::QUARANTINED_ENTRIES_MAX;
+use loom_kernel::snapshot::{normalize_snapshot_state, SnapshotRecord};
+use loom_kernel::EventEnvelope;
+use serde_json::{Map, Value};
+
+/// Whether `bug` lives in the fold (and so in `fold`, `foldFrom` and every restore).
+pub fn is_fold_bug(bug: Bug) -> bool {
+    matches!(
+        bug,
+        Bug::StepFailedFailsExecution
+            | Bug::ContinuedNotTerminal
+            | Bug::SecondParkedFailureFails
+            | Bug::NullResumeAlwaysPassthrough
+            | Bug::DivergedNullResumePassthrough
+            | Bug::UnparkedResumeDropped
+            | Bug::WaitAnswerAlsoPassthrough
+            | Bug::ParkedFailureNotRecorded
+            | Bug::ParkedFailureKeptOnResume
+            | Bug::ParkedFailureKeptOnTerminal
+            | Bug::SeqFromPayload
+            | Bug::SeqLastWins
+            | Bug::DecisionContextDropped
+            | Bug::RetryingDropsInput
+            | Bug::AbsentInputOmitted
+            | Bug::AbsentAttemptIsOne
+            | Bug::TypedChannelDropped
+            | Bug::MigratedInputIgnored
+            | Bug::FlowEmitsAppKindsOnly
+            | Bug::KernelStampTruthy
+            | Bug::KernelStampIgnored
+            | Bug::UnknownKindBookkeeping
+            | Bug::SealedEventSkipped
+            | Bug::RehomedIgnored
+            | Bug::ResourceSumsRounded
+            | Bug::UnmeteredDimensionsZero
+            | Bug::QuarantineCapPerTopic
+            | Bug::AutoReleaseWithoutDeliver
+    )
+}
+
+/// Folds `events` onto `state` as a kernel with `bug` does.
+pub fn fold_events(
+    bug: Bug,
+    version: FoldVersion,
+    state: ExecutionState,
+    events: Vec<EventEnvelope>,
+) -> ExecutionState {
+    let mut state = state;
+    for original in events {
+        let Some(e) = before_fold(bug, original.clone()) else {
+            continue;
+        };
+        let before = state.clone();
+        state = fold_as(version, &before, std::slice::from_ref(&e));
+        after_fold(bug, &before, &mut state, &original);
+    }
+    state
+}
+
+fn payload_obj(e: &mut EventEnvelope) -> Option<&mut Map<String, Value>> {
+    e.payload.as_object_mut()
+}
+
+/// The event as the buggy kernel reads it (`None`: it skips the event).
+fn before_fold(bug: Bug, mut e: EventEnvelope) -> Option<EventEnvelope> {
+    let ty = e.event_type.clone();
+    match bug {
+        Bug::DecisionContextDropped if ty == "DECISION_RECORDED" => {
+            if let Some(m) = payload_obj(&mut e) {
+                m.remove("context");
+                m.remove("policy");
+            }
+        }
+        Bug::AbsentAttemptIsOne if ty == "STEP_STARTED" => {
+            if let Some(m) = payload_obj(&mut e) {
+                m.entry("attempt").or_insert(Value::from(1));
+            }
+        }
+        Bug::TypedChannelDropped if ty == "STEP_FAILED" => {
+            if let Some(m) = payload_obj(&mut e) {
+                m.remove("channel");
+                m.remove("payload");
+            }
+        }
+        Bug::MigratedInputIgnored if ty == "EXECUTION_MIGRATED" => {
+            if let Some(m) = payload_obj(&mut e) {
+                m.remove("migratedInput");
+            }
+        }
+        Bug::FlowEmitsAppKindsOnly if is_known_event_type(&ty) => {
+            if let Some(m) = e.metadata.as_mut() {
+                m.remove("flowEmit");
+            }
+        }
+        Bug::KernelStampTruthy => {
+            if let Some(m) = e.metadata.as_mut() {
+                let truthy = matches!(m.get("kernel"), Some(Value::String(s)) if !s.is_empty())
+                    || m.get("kernel")
+                        .and_then(Value::as_f64)
+                        .is_some_and(|x| x != 0.0);
+                if truthy {
+                    m.insert("kernel".into(), Value::Bool(true));
+                }
+            }
+        }
+        Bug::KernelStampIgnored => {
+            let gated = matches!(
+                ty.as_str(),
+                "EXECUTION_CONTINUED"
+                    | "MESSAGE_CONSUMED"
+                    | "PARALLEL_COMPLETED"
+                    | "INBOX_QUARANTINED"
+                    | "INBOX_RELEASED"
+            ) || (ty == "EXECUTION_RESUMED" && e.payload.get("waitId").is_some());
+            if gated {
+                e.metadata
+                    .get_or_insert_with(Map::new)
+                    .insert("kernel".into(), Value::Bool(true));
+            }
+        }
+        Bug::SealedEventSkipped if e.metadata.as_ref().is_some_and(|m| m.contains_key("seal")) => {
+            return None;
+        }
+        Bug::RehomedIgnored if ty == "EVENTS_REHOMED" => return None,
+        Bug::AutoReleaseWithoutDeliver if ty == "INBOX_RELEASED" => {
+            if let Some(m) = payload_obj(&mut e) {
+                if m.get("auto") == Some(&Value::Bool(true)) && !m.contains_key("deliver") {
+                    m.insert("deliver".into(), Value::Bool(true));
+                }
+            }
+        }
+        _ => {}
+    }
+    Some(e)
+}
+
+fn set_passthroughs(state: &mut ExecutionState, list: Vec<Value>) {
+    state
+        .variables
+        .set(keys::RESUME_PAYLOADS, Value::Array(list));
+}
+
+fn bookkeep(state: &mut ExecutionState, e: &EventEnvelope) {
+    state.sequence = Some(e.sequence);
+    state.updated_at = Some(e.timestamp_ms);
+}
+
+/// The line the buggy kernel has wrong, applied after the reference folded `e`.
+fn after_fold(bug: Bug, before: &ExecutionState, state: &mut ExecutionState, e: &EventEnvelope) {
+    let ty = e.event_type.as_str();
+    let acted = state != before;
+    let step = e.payload.get("stepId").and_then(Value::as_str);
+    match bug {
+        Bug::StepFailedFailsExecution if ty == "STEP_FAILED" && state.status == Status::Running => {
+            state.status = Status::Failed;
+        }
+        Bug::ContinuedNotTerminal
+            if ty == "EXECUTION_CONTINUED" && state.status == Status::Continued =>
+        {
+            state.status = before.status;
+        }
+        Bug::SecondParkedFailureFails
+            if ty == "STEP_FAILED"
+                && before.status == Status::Suspended
+                && before.failed_while_parked() =>
+        {
+            state.status = Status::Failed;
+        }
+        Bug::NullResumeAlwaysPassthrough | Bug::DivergedNullResumePassthrough
+            if ty == "EXECUTION_RESUMED"
+                && e.payload.is_null()
+                && acted
+                && state.resume_payloads().len() == before.resume_payloads().len() =>
+        {
+            let diverged = before.parked_gate() == Some("__loom_diverged__");
+            if bug == Bug::NullResumeAlwaysPassthrough || diverged {
+                let mut list = state.resume_payloads().to_vec();
+                list.push(Value::Null);
+                set_passthroughs(state, list);
+            }
+        }
+        Bug::UnparkedResumeDropped
+            if ty == "EXECUTION_RESUMED"
+                && !e.payload.is_null()
+                && before.status != Status::Suspended
+                && state.resume_payloads().len() > before.resume_payloads().len() =>
+        {
+            let mut list = state.resume_payloads().to_vec();
+            list.pop();
+            set_passthroughs(state, list);
+        }
+        Bug::WaitAnswerAlsoPassthrough
+            if ty == "EXECUTION_RESUMED"
+                && e.payload.get("waitId").is_some()
+                && state.variables.get(keys::WAIT_ANSWERS)
+                    != before.variables.get(keys::WAIT_ANSWERS) =>
+        {
+            let mut list = state.resume_payloads().to_vec();
+            list.push(e.payload.clone());
+            set_passthroughs(state, list);
+        }
+        Bug::ParkedFailureNotRecorded if ty == "STEP_FAILED" && !before.failed_while_parked() => {
+            state.variables.remove(keys::FAILED_WHILE_PARKED);
+        }
+        Bug::ParkedFailureKeptOnResume
+            if ty == "EXECUTION_RESUMED" && before.failed_while_parked() =>
+        {
+            state
+                .variables
+                .set(keys::FAILED_WHILE_PARKED, Value::Bool(true));
+        }
+        Bug::ParkedFailureKeptOnTerminal
+            if matches!(
+                ty,
+                "EXECUTION_COMPLETED" | "EXECUTION_FAILED" | "EXECUTION_CANCELLED"
+            ) && before.failed_while_parked() =>
+        {
+            state
+                .variables
+                .set(keys::FAILED_WHILE_PARKED, Value::Bool(true));
+        }
+        Bug::SeqFromPayload if ty == "DECISION_RECORDED" => {
+            let id = e.payload.get("id").and_then(Value::as_str);
+            let seq = e.payload.get("seq").and_then(Value::as_u64);
+            let new = id.is_some_and(|id| {
+                before
+                    .variables
+                    .decisions
+                    .as_ref()
+                    .and_then(|d| d.get(id))
+                    .is_none()
+            });
+            if let (Some(id), Some(seq), true) = (id, seq, new) {
+                set_seq(state, id, seq);
+            }
+        }
+        Bug::SeqLastWins if ty == "DECISION_RECORDED" => {
+            if let Some(id) = e.payload.get("id").and_then(Value::as_str) {
+                let had_seq = before
+                    .variables
+                    .decisions
+                    .as_ref()
+                    .and_then(|d| d.get(id))
+                    .and_then(|entry| entry.get("seq"))
+                    .is_some();
+                if had_seq {
+                    set_seq(state, id, e.sequence);
+                }
+            }
+        }
+        Bug::RetryingDropsInput if ty == "STEP_RETRYING" => {
+            if let Some(f) = step.and_then(|s| state.frames.get_mut(s)) {
+                f.input = None;
+            }
+        }
+        Bug::AbsentInputOmitted if ty == "STEP_STARTED" && e.payload.get("input").is_none() => {
+            if let Some(f) = step.and_then(|s| state.frames.get_mut(s)) {
+                f.input = None;
+            }
+        }
+        Bug::UnknownKindBookkeeping if !is_known_event_type(ty) && !acted => bookkeep(state, e),
+        Bug::ResourceSumsRounded if ty == "RESOURCE_METERED" => {
+            if let Some(Value::Object(acc)) = state.variables.get(keys::RESOURCES).cloned() {
+                state
+                    .variables
+                    .set(keys::RESOURCES, Value::Object(rounded(acc)));
+            }
+        }
+        Bug::UnmeteredDimensionsZero if ty == "RESOURCE_METERED" && acted => {
+            if let Some(Value::Object(mut acc)) = state.variables.get(keys::RESOURCES).cloned() {
+                for d in ["tokens", "costUsd", "ms", "memBytes", "wallMs", "netBytes"] {
+                    acc.entry(d).or_insert(Value::from(0));
+                }
+                state.variables.set(keys::RESOURCES, Value::Object(acc));
+            }
+        }
+        Bug::QuarantineCapPerTopic
+            if ty == "INBOX_QUARANTINED"
+                && !acted
+                && e.metadata.as_ref().and_then(|m| m.get("kernel"))
+                    == Some(&Value::Bool(true)) =>
+        {
+            per_topic_cap(state, e);
+        }
+        _ => {}
+    }
+}
+
+fn set_seq(state: &mut ExecutionState, id: &str, seq: u64) {
+    if let Some(d) = state.variables.decisions.as_mut() {
+        if let Some(Value::Object(mut entry)) = d.get(id).cloned() {
+            entry.insert("seq".into(), Value::from(seq));
+            d.insert(id.to_owned(), Value::Object(entry));
+        }
+    }
+}
+
+fn rounded(map: Map<String, Value>) -> Map<String, Value> {
+    map.into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Object(m) => Value::Object(rounded(m)),
+                Value::Number(n) => {
+                    let x = n.as_f64().unwrap_or(0.0);
+                    let r = (x * 1e9).round() / 1e9;
+                    serde_json::Number::from_f64(r).map_or(Value::Number(n), Value::Number)
+                }
+                other => other,
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+/// Holds the message the reference ignored because the total cap was reached, when its
+/// own topic's queue is still under the cap.
+fn per_topic_cap(state: &mut ExecutionState, e: &EventEnvelope) {
+    let (Some(topic), Some(id)) = (
+        e.payload.get("topic").and_then(Value::as_str),
+        e.payload.get("messageId").and_then(Value::as_str),
+    ) else {
+        return;
+    };
+    let mut all = match state.variables.get(keys::QUARANTINED) {
+        Some(Value::Object(m)) => m.clone(),
+        _ => return,
+    };
+    let total: usize = all.values().filter_map(Value::as_array).map(Vec::len).sum();
+    let queue = all.entry(topic).or_insert_with(|| Value::Array(Vec::new()));
+    let Value::Array(queue) = queue else { return };
+    let held = queue
+        .iter()
+        .any(|x| x.get("messageId").and_then(Value::as_str) == Some(id));
+    if total < QUARANTINED_ENTRIES_MAX || held || queue.len() >= QUARANTINED_ENTRIES_MAX {
+        return;
+    }
+    let mut entry = Map::new();
+    entry.insert("messageId".into(), Value::String(id.to_owned()));
+    entry.insert("seq".into(), Value::from(e.sequence));
+    queue.push(Value::Object(entry));
+    state.variables.set(keys::QUARANTINED, Value::Object(all));
+    bookkeep(state, e);
+}
+
+/// `normalizeSnapshot` as a kernel with `bug` does it.
+pub fn normalized(bug: Option<Bug>, record: &SnapshotRecord) -> Result<ExecutionState, String> {
+    match bug {
+        Some(Bug::NormalizeSkipped) => ExecutionState::from_value(&record.state),
+        Some(Bug::NormalizeKeepsSettledInput) => {
+            let mut state = normalize_snapshot_state(record).map_err(|e| e.to_string())?;
+            let frames = record.state.get("frames").and_then(Value::as_object);
+            for (id, frame) in state.frames.iter_mut() {
+                let input = frames
+                    .and_then(|f| f.get(id))
+                    .and_then(|f| f.get("input"))
+                    .cloned();
+                if frame.status.is_settled() && frame.status != FrameStatus::Running {
+                    if let Some(input) = input {
+                        frame.input = Some(input);
+                    }
+                }
+            }
+            Ok(state)
+        }
+        Some(Bug::NormalizeInventsSeq) => {
+            let mut state = normalize_snapshot_state(record).map_err(|e| e.to_string())?;
+            if let Some(d) = state.variables.decisions.as_mut() {
+                let ids: Vec<String> = d.iter().map(|(id, _)| id.to_owned()).collect();
+                for id in ids {
+                    if let Some(Value::Object(mut entry)) = d.get(&id).cloned() {
+                        if !entry.contains_key("seq") {
+                            entry.insert("seq".into(), Value::from(record.sequence));
+                            d.insert(id, Value::Object(entry));
+                        }
+                    }
+                }
+            }
+            Ok(state)
+        }
+        _ => normalize_snapshot_state(record).map_err(|e| e.to_string()),
+    }
+}
+
+/// Whether the restore folds a tail event of sequence `seq` after a snapshot at `k`.
+pub fn folds_tail_event(bug: Option<Bug>, seq: u64, k: u64) -> bool {
+    if bug == Some(Bug::RestoreTailOffByOne) {
+        seq >= k
+    } else {
+        seq > k
+    }
+}
+
+/// Removes every `seq` from the answer's `_decisions` ([`Bug::NoSeq`]).
+pub fn strip_seq(v: &mut Value) {
+    if let Some(Value::Object(d)) = v.pointer_mut("/variables/_decisions") {
+        for entry in d.values_mut() {
+            if let Value::Object(e) = entry {
+                e.remove("seq");
+            }
+        }
+    }
+}
