@@ -242,6 +242,17 @@ pub fn check_probe<T, M: SpiMethod>(
                 Err(e) => e.to_string(),
             }
         ))),
+        (false, true) => match result {
+            // The refusal names the method it refuses, in the spec's spelling.
+            Err(StoreError {
+                kind: loom_kernel::spi::StoreErrorKind::Unsupported { method: named },
+                ..
+            }) if named != method.name() => Err(Failure(format!(
+                "{} answers unsupported naming the method {named:?}",
+                method.name()
+            ))),
+            _ => Ok(()),
+        },
         _ => Ok(()),
     }
 }
@@ -367,4 +378,133 @@ pub fn poll_then_drop<F: Future>(future: F, polls: usize) -> Option<F::Output> {
         }
     }
     None
+}
+
+/// Whether two JSON values are the same value as a store must keep it: strings, keys,
+/// booleans and nulls exactly; arrays element by element; objects key by key, in any
+/// order; numbers by their mathematical value, so an integer must come back exactly
+/// (`2^53 + 1` is not `2^53`) and a float must come back as the same double. Two
+/// spellings canonical JSON does not distinguish are accepted (decision 0006): `-0`
+/// may read back as `0`, and an integral float (`1.0`) as the integer (`1`), which is
+/// all a JavaScript or `jsonb` store can keep.
+pub fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => same_number(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_json(v, w))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn same_number(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
+        return a == b;
+    }
+    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
+        return a == b;
+    }
+    match (x.is_f64(), y.is_f64()) {
+        (true, true) => x.as_f64() == y.as_f64(),
+        // Both integers, one only fits i64 (negative), the other only u64: different.
+        (false, false) => false,
+        _ => {
+            let (float, int) = if x.is_f64() { (x, y) } else { (y, x) };
+            let Some(f) = float.as_f64() else {
+                return false;
+            };
+            let i: i128 = match (int.as_i64(), int.as_u64()) {
+                (Some(i), _) => i128::from(i),
+                (None, Some(u)) => i128::from(u),
+                _ => return false,
+            };
+            // Exactly integral and within the range where `as` is exact.
+            f.fract() == 0.0 && f.abs() < 1.8e19 && f as i128 == i
+        }
+    }
+}
+
+/// Two envelopes are the same when every field is equal and payload and metadata are
+/// [`same_json`].
+pub fn same_envelope(a: &EventEnvelope, b: &EventEnvelope) -> bool {
+    a.id == b.id
+        && a.workflow_id == b.workflow_id
+        && a.execution_id == b.execution_id
+        && a.event_type == b.event_type
+        && a.sequence == b.sequence
+        && a.timestamp_ms == b.timestamp_ms
+        && same_json(&a.payload, &b.payload)
+        && match (&a.metadata, &b.metadata) {
+            (None, None) => true,
+            (Some(x), Some(y)) => same_json(&Value::Object(x.clone()), &Value::Object(y.clone())),
+            _ => false,
+        }
+}
+
+/// The first index where two envelope lists differ under [`same_envelope`], with both
+/// sides in words, or `None` when they are the same.
+pub fn first_envelope_difference(got: &[EventEnvelope], want: &[EventEnvelope]) -> Option<String> {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        if !same_envelope(g, w) {
+            return Some(format!(
+                "envelope {i} (sequence {}) reads back as {} but was written as {}",
+                w.sequence,
+                g.to_value(),
+                w.to_value()
+            ));
+        }
+    }
+    if got.len() != want.len() {
+        return Some(format!(
+            "{} envelopes read back, {} were written (sequences {:?} vs {:?})",
+            got.len(),
+            want.len(),
+            sequences(got),
+            sequences(want)
+        ));
+    }
+    None
+}
+
+/// A payload of every kind of JSON value a store must keep: integers at and beyond
+/// 2^53 and at the i64/u64 ends, negative zero, floats that need all 17 digits, the
+/// smallest subnormal, an integral float, non-ASCII and astral text, escapes, empty
+/// containers and `null` members.
+pub fn fidelity_payload(tag: &str) -> Value {
+    json!({
+        "tag": tag,
+        "u64Max": u64::MAX,
+        "i64Min": i64::MIN,
+        "i64Max": i64::MAX,
+        "beyond2p53": 9_007_199_254_740_993u64,
+        "negBeyond2p53": -9_007_199_254_740_993i64,
+        "negativeZero": -0.0,
+        "floats": [0.1, 0.30000000000000004, 1e-7, 1.5e300, 5e-324, -2.5, 1.0, 123_456_789.123_456_78, 1e21],
+        "text": "h\u{e9}llo w\u{f6}rld \u{2603} \u{65e5}\u{672c}\u{8a9e}",
+        "astral": "\u{1f600} \u{1d11e} \u{10ffff}",
+        "escapes": "quote\" backslash\\ slash/ nl\n tab\t bell\u{7} del\u{7f} ls\u{2028} \u{1f}",
+        "empty": {},
+        "emptyArray": [],
+        "nothing": null,
+        "bools": [true, false],
+        "nested": { "z": { "a": [[], {}, [null]] }, "\u{e9}": 1, "A": 2, "a": 3 }
+    })
+}
+
+/// An id of exactly `bytes` UTF-8 bytes: the case's namespace, `name`, then padding
+/// with `pad` (a one- or two-byte char) and ASCII `x` to hit the length exactly.
+pub fn id_of_bytes(cx: &Ctx, name: &str, bytes: usize, pad: char) -> String {
+    let mut id = cx.id(name);
+    while id.len() + pad.len_utf8() <= bytes {
+        id.push(pad);
+    }
+    while id.len() < bytes {
+        id.push('x');
+    }
+    id
 }

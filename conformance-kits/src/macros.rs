@@ -124,6 +124,20 @@ macro_rules! event_store_conformance {
                 spi_14_copy_prefix_rewrites_execution_id,
                 spi_14_copy_prefix_refusals,
                 spi_14_delete_execution_removes_the_stream,
+                spi_03_read_range_boundaries_on_a_long_stream,
+                spi_23_append_batch_limit_from_both_sides,
+                spi_23_bad_envelope_at_any_position_writes_nothing,
+                spi_23_conflict_facts_from_both_sides,
+                spi_23_values_read_back_identical,
+                spi_23_id_length_limit_in_bytes,
+                place_05_fence_is_checked_before_sequence,
+                place_05_fence_token_compared_from_both_sides,
+                spi_05_acquire_fence_if_compared_from_both_sides,
+                spi_06_batch_is_checked_before_the_anchor,
+                spi_08_store_now_is_epoch_ms_near_the_callers_clock,
+                spi_09_delete_through_at_zero_head_and_past_head,
+                spi_13_exactly_full_last_page_has_no_cursor,
+                spi_14_copy_prefix_checks_in_order,
             ]
         );
     };
@@ -147,6 +161,9 @@ macro_rules! snapshot_store_conformance {
                 spi_15_delete_execution_removes_every_snapshot,
                 spi_16_prune_snapshots_deletes_exactly_through,
                 spi_17_list_sequences_ascending,
+                spi_15_latest_of_many_snapshots,
+                spi_16_prune_at_zero_at_a_snapshot_and_past_the_latest,
+                spi_15_values_read_back_identical,
             ]
         );
     };
@@ -168,6 +185,11 @@ macro_rules! archive_store_conformance {
                 spi_19_archive_refuses_invalid_batches,
                 spi_18_replace_segments_replaces_atomically,
                 spi_18_delete_execution_removes_the_archive,
+                spi_19_out_of_order_writes_read_back_ascending,
+                spi_19_clash_at_first_middle_or_last_refuses_the_batch,
+                spi_19_sequences_must_strictly_ascend,
+                spi_19_batch_limit_from_both_sides,
+                spi_19_values_read_back_identical,
             ]
         );
     };
@@ -206,6 +228,8 @@ macro_rules! branch_registry_conformance {
                 gap_19_register_get_children,
                 gap_19_duplicate_registration_refused,
                 gap_19_invalid_records_refused,
+                gap_19_chain_limit_from_both_sides,
+                gap_19_children_in_byte_order_and_checks_in_order,
             ]
         );
     };
@@ -227,6 +251,11 @@ macro_rules! dispatcher_conformance {
                 place_04_expired_lease_is_requeued,
                 place_02_release_requeues_at_the_back,
                 place_02_renew_extends_a_live_lease,
+                place_02_blocked_head_does_not_block_the_queue,
+                place_04_expired_leases_requeue_in_order_behind_newer_packages,
+                place_02_execution_id_reused_after_completion,
+                place_07_dispatch_checks_in_order,
+                place_03_package_reads_back_identical,
             ]
         );
     };
@@ -245,6 +274,8 @@ macro_rules! timer_store_conformance {
                 ref_timers_due_ordered_by_wake_at_then_id,
                 ref_timers_cancel_removes,
                 ref_timers_due_limit_is_bounded,
+                ref_timers_due_boundaries_and_numeric_order,
+                ref_timers_reschedule_after_cancel_and_byte_order,
             ]
         );
     };
@@ -268,6 +299,11 @@ macro_rules! content_store_conformance {
                 spi_20_put_stream_over_the_limit_stores_nothing,
                 spi_20_owned_content_is_readable_only_by_its_owner,
                 spi_20_seals_content_marker_keeps_bytes_readable,
+                spi_20_content_limit_from_both_sides,
+                spi_20_put_stream_abort_facts,
+                spi_20_digest_spelling_is_exact,
+                spi_20_bytes_read_back_identical,
+                spi_20_several_owners_of_the_same_bytes,
             ]
         );
     };
@@ -290,6 +326,9 @@ macro_rules! durable_state_store_conformance {
                 spi_20_state_delete_is_conditional,
                 spi_20_state_versions_never_repeat_after_delete,
                 spi_20_state_invalid_keys_refused,
+                spi_20_state_value_limit_from_both_sides,
+                spi_20_state_values_read_back_identical,
+                spi_20_state_conflict_facts_from_both_sides,
             ]
         );
     };
@@ -310,6 +349,10 @@ macro_rules! read_model_store_conformance {
                 spi_20_query_limit_out_of_range_is_invalid,
                 spi_20_query_forged_cursor_is_invalid,
                 spi_20_query_collections_are_separate,
+                spi_20_exactly_full_last_page_has_no_cursor,
+                spi_20_document_limit_from_both_sides,
+                spi_20_documents_read_back_identical,
+                spi_20_query_is_in_byte_order_of_ids,
             ]
         );
     };

@@ -95,7 +95,7 @@ struct BrokenEvents {
 
 fn broken(bug: Bug) -> BrokenEvents {
     BrokenEvents {
-        inner: MemoryEventStore::new(),
+        inner: MemoryEventStore::with_clock(std::sync::Arc::new(loom_stores::SystemClock)),
         bug,
     }
 }
@@ -585,7 +585,9 @@ fn spi_19_lossy_archive_is_caught_and_compaction_does_not_truncate() {
 
 #[test]
 fn spi_02_healthy_memory_store_passes_and_minimal_store_is_skipped_visibly() {
-    let full = run::<_, EventStoreKit>(MemoryEventStore::new);
+    let full = run::<_, EventStoreKit>(|| {
+        MemoryEventStore::with_clock(std::sync::Arc::new(loom_stores::SystemClock))
+    });
     let bad: Vec<_> = full.iter().filter(|r| r.status != Status::Pass).collect();
     assert!(bad.is_empty(), "the healthy store did not pass: {bad:?}");
     let minimal = run::<_, EventStoreKit>(|| MemoryEventStore::new().with_methods([]));

@@ -19,8 +19,9 @@
 //!
 //! Key design decision: every store implements the same contract, checked by the same
 //! argument validator (`loom_kernel::spi::check`) and the same kits, and differs only
-//! in what it claims. The in-memory store claims everything; SQLite claims everything but
-//! `storeNow` (a single-process store has no shared clock, SPI-08); Postgres claims every
+//! in what it claims. The in-memory and SQLite stores claim everything but `storeNow` (a
+//! single-process store has no shared clock, SPI-08; the in-memory store claims it when
+//! it is given a clock, `MemoryEventStore::with_clock`); Postgres claims every
 //! EventStore method, `storeNow` included.
 //!
 //! Architecture invariant: this crate knows nothing about the kits' report format, and

@@ -118,13 +118,19 @@ pub struct MemoryEventStore {
 }
 
 impl MemoryEventStore {
-    /// A store claiming every optional method, with `storeNow` reading a
-    /// [`ManualClock`] at 0.
+    /// A store claiming every optional method but `storeNow`: a single-process store
+    /// has no clock of its own to report, and its callers use their injected clock
+    /// instead (SPI-08). A store that claimed it with a clock standing at 0 would answer
+    /// something that is not epoch milliseconds.
     pub fn new() -> MemoryEventStore {
-        MemoryEventStore::with_clock(Arc::new(ManualClock::new(0)))
+        let mut store = MemoryEventStore::with_clock(Arc::new(ManualClock::new(0)));
+        store.caps.methods.remove(&EventStoreMethod::StoreNow);
+        store
     }
 
-    /// A store claiming every optional method, with `storeNow` reading `clock`.
+    /// A store claiming every optional method, with `storeNow` reading `clock` (give it
+    /// a real clock, e.g. `loom_stores::SystemClock`, where `storeNow` is used as the
+    /// fleet's clock).
     pub fn with_clock(clock: Arc<dyn Clock>) -> MemoryEventStore {
         MemoryEventStore {
             state: Arc::new(Mutex::new(EventState::default())),

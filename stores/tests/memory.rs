@@ -8,6 +8,17 @@ use loom_stores::memory::*;
 
 mod events {
     use super::*;
+    // With the system clock, so the storeNow cases run too (SPI-08).
+    loom_conformance::event_store_conformance!(|_case: &'static str| async {
+        Some(MemoryEventStore::with_clock(Arc::new(
+            loom_stores::SystemClock,
+        )))
+    });
+}
+
+mod events_single_process {
+    use super::*;
+    // As a single-process store: no storeNow claimed, those cases skip.
     loom_conformance::event_store_conformance!(|_case: &'static str| async {
         Some(MemoryEventStore::new())
     });
@@ -113,10 +124,14 @@ fn spi_02_minimal_store_claims_nothing() {
     );
 }
 
-/// The full store claims every optional method at the kernel's SPI version.
+/// A store with a clock claims every optional method at the kernel's SPI version; the
+/// default store, a single-process one, claims all but `storeNow` (SPI-08).
 #[test]
 fn spi_03_memory_store_claims_every_optional_method() {
     let caps = MemoryEventStore::new().capabilities();
+    assert!(!caps.claims(loom_kernel::spi::EventStoreMethod::StoreNow));
+    assert_eq!(caps.methods.len(), 9);
+    let caps = MemoryEventStore::with_clock(Arc::new(ManualClock::new(0))).capabilities();
     assert_eq!(
         caps.method_names(),
         [

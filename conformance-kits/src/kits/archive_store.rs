@@ -18,6 +18,11 @@ crate::__kit_cases! {
         spi_19_archive_refuses_invalid_batches => ["SPI-19"], "1.0.0", [];
         spi_18_replace_segments_replaces_atomically => ["SPI-18", "GAP-27"], "1.1.0", ["replaceSegments"];
         spi_18_delete_execution_removes_the_archive => ["SPI-18", "GAP-27"], "1.0.0", ["deleteExecution"];
+        spi_19_out_of_order_writes_read_back_ascending => ["SPI-19"], "1.0.0", [];
+        spi_19_clash_at_first_middle_or_last_refuses_the_batch => ["SPI-19", "GAP-27"], "1.0.0", [];
+        spi_19_sequences_must_strictly_ascend => ["SPI-19"], "1.0.0", [];
+        spi_19_batch_limit_from_both_sides => ["SPI-19", "SPI-18"], "1.0.0", [];
+        spi_19_values_read_back_identical => ["SPI-19"], "1.0.0", [];
     ]
 }
 
@@ -198,6 +203,220 @@ pub async fn spi_18_delete_execution_removes_the_archive<S: ArchiveStore>(
     ensure!(
         ok(store.read_archived(other).await, "read other")?.len() == 1,
         "another archive was touched"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// Archive writes that arrive out of ascending order (a later batch holding earlier
+/// sequences, gaps filled afterwards) read back in ascending order, each counted once
+/// (SPI-19).
+pub async fn spi_19_out_of_order_writes_read_back_ascending<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_19-order");
+    let all = events(id, 0, 120, "o");
+    let pick = |seqs: &[u64]| -> Vec<_> { seqs.iter().map(|s| all[*s as usize].clone()).collect() };
+    for (batch, new) in [
+        (vec![100u64, 101, 119], 3u64),
+        (vec![5, 6, 7], 3),
+        (vec![0, 1, 9, 10], 4),
+        (vec![2, 3, 4, 5, 99], 4),
+        (vec![8, 11, 100], 2),
+    ] {
+        let n = ok(store.archive(id, pick(&batch)).await, "archive")?;
+        ensure!(
+            n == new,
+            "archiving {batch:?} into {id} reported {n} new, expected {new}"
+        );
+    }
+    let mut want_seqs = vec![0u64, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 99, 100, 101, 119];
+    want_seqs.sort_unstable();
+    let got = ok(store.read_archived(id).await, "readArchived")?;
+    ensure!(
+        got == pick(&want_seqs),
+        "readArchived of {id} gave sequences {:?}, expected {want_seqs:?}",
+        sequences(&got)
+    );
+    Ok(Outcome::Pass)
+}
+
+/// A different envelope at an archived sequence refuses the whole batch wherever it
+/// sits, first, middle or last, and the new envelopes around it are not written; an
+/// identical envelope at any position is skipped and not counted (SPI-19).
+pub async fn spi_19_clash_at_first_middle_or_last_refuses_the_batch<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_19-clash");
+    let all = events(id, 0, 30, "a");
+    ok(
+        store.archive(id, all[10..13].to_vec()).await,
+        "archive 10..13",
+    )?;
+    let batches: [(&str, Vec<u64>); 3] = [
+        ("first", vec![10, 20, 21]),
+        ("middle", vec![5, 11, 22]),
+        ("last", vec![6, 7, 12]),
+    ];
+    for (position, seqs) in batches {
+        let mut seqs = seqs.clone();
+        seqs.sort_unstable();
+        let batch: Vec<_> = seqs
+            .iter()
+            .map(|s| {
+                if (10..13).contains(s) {
+                    events(id, *s, 1, "different").remove(0)
+                } else {
+                    all[*s as usize].clone()
+                }
+            })
+            .collect();
+        err_kind(
+            store.archive(id, batch).await,
+            "already-exists",
+            &format!("a clash at the {position} position"),
+        )?;
+        let got = ok(store.read_archived(id).await, "readArchived")?;
+        ensure!(
+            got == all[10..13],
+            "after a batch clashing at its {position} envelope, {id} holds sequences {:?}",
+            sequences(&got)
+        );
+    }
+    for (position, seqs) in [
+        ("first", [10u64, 14, 15]),
+        ("middle", [9, 11, 16]),
+        ("last", [7, 8, 12]),
+    ] {
+        let batch: Vec<_> = seqs.iter().map(|s| all[*s as usize].clone()).collect();
+        let n = ok(
+            store.archive(id, batch).await,
+            &format!("an identical envelope at the {position} position"),
+        )?;
+        ensure!(
+            n == 2,
+            "a batch with one already archived envelope (at its {position} position) reported {n} new, expected 2"
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Sequences in a batch must be strictly ascending: a repeated sequence (equal, not
+/// greater) is refused as a descending one is, at any position; gaps are allowed
+/// (SPI-19).
+pub async fn spi_19_sequences_must_strictly_ascend<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_19-ascend");
+    let all = events(id, 0, 10, "s");
+    for seqs in [[3u64, 3, 4], [3, 4, 4], [5, 4, 6], [1, 2, 0]] {
+        let batch: Vec<_> = seqs.iter().map(|s| all[*s as usize].clone()).collect();
+        err_kind(
+            store.archive(id, batch).await,
+            "invalid-argument",
+            &format!("archive of sequences {seqs:?}"),
+        )?;
+    }
+    ensure!(
+        ok(store.read_archived(id).await, "readArchived")?.is_empty(),
+        "a refused batch was written"
+    );
+    let gaps: Vec<_> = [0u64, 2, 9]
+        .iter()
+        .map(|s| all[*s as usize].clone())
+        .collect();
+    ensure!(
+        ok(store.archive(id, gaps).await, "archive with gaps")? == 3,
+        "a batch with gaps miscounted"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// The batch limit from both sides: `archive` of exactly `APPEND_BATCH_EVENTS_MAX`
+/// envelopes is accepted, one more is `invalid-argument` and writes nothing; the same
+/// for `replaceSegments`, whose refusal leaves the archive as it was (SPI-18, SPI-19).
+pub async fn spi_19_batch_limit_from_both_sides<S: ArchiveStore>(store: &S, cx: &Ctx) -> Verdict {
+    use loom_kernel::spi::APPEND_BATCH_EVENTS_MAX as MAX;
+    let small = |id: &str, n: usize| -> Vec<_> {
+        (0..n as u64)
+            .map(|s| crate::case::envelope(id, s, "E", serde_json::json!(s)))
+            .collect()
+    };
+    let at = &*cx.id("spi_19-limit-at");
+    ensure!(
+        ok(
+            store.archive(at, small(at, MAX)).await,
+            "archive of exactly the limit"
+        )? == MAX as u64,
+        "archive of {MAX} envelopes miscounted"
+    );
+    let over = &*cx.id("spi_19-limit-over");
+    err_kind(
+        store.archive(over, small(over, MAX + 1)).await,
+        "invalid-argument",
+        "archive of the limit + 1",
+    )?;
+    ensure!(
+        ok(store.read_archived(over).await, "readArchived")?.is_empty(),
+        "a refused oversize batch was written"
+    );
+    if store.capabilities().claims(M::ReplaceSegments) {
+        err_kind(
+            store.replace_segments(at, small(at, MAX + 1)).await,
+            "invalid-argument",
+            "replaceSegments with the limit + 1",
+        )?;
+        ensure!(
+            ok(store.read_archived(at).await, "readArchived")?.len() == MAX,
+            "a refused oversize replacement changed the archive"
+        );
+        ok(
+            store.replace_segments(at, small(at, MAX)).await,
+            "replaceSegments with exactly the limit",
+        )?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Archived envelopes read back as written (decision 0006 values, `{}` and absent
+/// metadata), and archiving the same envelopes again is recognised as identical, not a
+/// clash: a store that compares stored bytes it normalised would refuse its own copy
+/// (SPI-19).
+pub async fn spi_19_values_read_back_identical<S: ArchiveStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*format!("{}\u{e9}\u{1f600}", cx.id("spi_19-fidelity-"));
+    let batch: Vec<_> = (0..3u64)
+        .map(|seq| {
+            let mut e = crate::case::envelope(
+                id,
+                seq,
+                "\u{e9}v\u{e9}nement",
+                crate::case::fidelity_payload(&format!("archived {seq}")),
+            );
+            e.timestamp_ms = 9_007_199_254_740_993 + seq as i64;
+            e.metadata = match seq {
+                0 => Some(serde_json::Map::new()),
+                1 => None,
+                _ => serde_json::json!({ "nothing": null, "kernel": true })
+                    .as_object()
+                    .cloned(),
+            };
+            e
+        })
+        .collect();
+    ok(store.archive(id, batch.clone()).await, "archive")?;
+    let got = ok(store.read_archived(id).await, "readArchived")?;
+    if let Some(diff) = crate::case::first_envelope_difference(&got, &batch) {
+        return Err(crate::Failure(format!("{id}: {diff}")));
+    }
+    let again = ok(
+        store.archive(id, batch.clone()).await,
+        "archiving the identical envelopes again",
+    )?;
+    ensure!(
+        again == 0,
+        "re-archiving identical envelopes reported {again} new"
     );
     Ok(Outcome::Pass)
 }

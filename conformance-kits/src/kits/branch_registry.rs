@@ -10,6 +10,8 @@ crate::__kit_cases! {
         gap_19_register_get_children => ["GAP-19", "SPI-01"], "1.0.0", [];
         gap_19_duplicate_registration_refused => ["GAP-19"], "1.0.0", [];
         gap_19_invalid_records_refused => ["GAP-19"], "1.0.0", [];
+        gap_19_chain_limit_from_both_sides => ["GAP-19"], "1.0.0", [];
+        gap_19_children_in_byte_order_and_checks_in_order => ["GAP-19"], "1.0.0", [];
     ]
 }
 
@@ -134,5 +136,111 @@ pub async fn gap_19_invalid_records_refused<R: BranchRegistry>(registry: &R, cx:
         ok(registry.get(&cx.id("gap_19-x")).await, "get")?.is_none(),
         "a refused record was stored"
     );
+    Ok(Outcome::Pass)
+}
+
+/// The chain limit from both sides: exactly `BRANCH_CHAIN_LEN_MAX` ancestors is
+/// accepted and reads back whole, one more is `invalid-argument`; ids are bounded in
+/// bytes (GAP-19).
+pub async fn gap_19_chain_limit_from_both_sides<R: BranchRegistry>(
+    registry: &R,
+    cx: &Ctx,
+) -> Verdict {
+    use loom_kernel::spi::{BRANCH_CHAIN_LEN_MAX, ID_BYTES_MAX};
+    let parent = cx.id("gap_19-deep-parent");
+    let chain_of = |len: usize| -> Vec<String> {
+        let mut chain: Vec<String> = (0..len - 1)
+            .map(|i| cx.id(&format!("gap_19-ancestor-{i}")))
+            .collect();
+        chain.push(parent.clone());
+        chain
+    };
+    let at = BranchRecord {
+        execution_id: cx.id("gap_19-deep-at"),
+        parent_execution_id: parent.clone(),
+        forked_at_sequence: 9_007_199_254_740_993,
+        chain: chain_of(BRANCH_CHAIN_LEN_MAX),
+    };
+    ok(
+        registry.register(at.clone()).await,
+        "register a chain of the limit",
+    )?;
+    ensure!(
+        ok(registry.get(&at.execution_id).await, "get")? == Some(at.clone()),
+        "a record with a chain of {BRANCH_CHAIN_LEN_MAX} did not read back whole"
+    );
+    let over = BranchRecord {
+        execution_id: cx.id("gap_19-deep-over"),
+        chain: chain_of(BRANCH_CHAIN_LEN_MAX + 1),
+        ..at.clone()
+    };
+    err_kind(
+        registry.register(over.clone()).await,
+        "invalid-argument",
+        "a chain of the limit + 1",
+    )?;
+    ensure!(
+        ok(registry.get(&over.execution_id).await, "get")?.is_none(),
+        "the refused record was stored"
+    );
+    let long_id = crate::case::id_of_bytes(cx, "gap_19-long-", ID_BYTES_MAX, '\u{e9}');
+    ok(
+        registry.register(fork(&long_id, &parent, 0, &[])).await,
+        "a child id of ID_BYTES_MAX bytes",
+    )?;
+    err_kind(
+        registry
+            .register(fork(&format!("{long_id}x"), &parent, 0, &[]))
+            .await,
+        "invalid-argument",
+        "a child id of ID_BYTES_MAX + 1 bytes",
+    )?;
+    Ok(Outcome::Pass)
+}
+
+/// Many children list in byte order of their ids (`c-10` before `c-9`, upper case
+/// before lower case, non-ASCII last), each once; an invalid record that also
+/// duplicates a registered child is `invalid-argument`, validation first (GAP-19).
+pub async fn gap_19_children_in_byte_order_and_checks_in_order<R: BranchRegistry>(
+    registry: &R,
+    cx: &Ctx,
+) -> Verdict {
+    let parent = cx.id("gap_19-many-parent");
+    let names = [
+        "c-9",
+        "c-10",
+        "c-1",
+        "c-B",
+        "c-a",
+        "c-\u{e9}",
+        "c-Z",
+        "c-100",
+        "c-\u{1f600}",
+        "c-0",
+        "c-11",
+        "c-b",
+    ];
+    for name in names {
+        ok(
+            registry.register(fork(&cx.id(name), &parent, 1, &[])).await,
+            "register",
+        )?;
+    }
+    let got: Vec<String> = ok(registry.children(&parent).await, "children")?
+        .into_iter()
+        .map(|r| r.execution_id)
+        .collect();
+    let mut want: Vec<String> = names.iter().map(|n| cx.id(n)).collect();
+    want.sort();
+    ensure!(
+        got == want,
+        "children of {parent} came as {got:?}, expected byte order {want:?}"
+    );
+    let dup_self = fork(&cx.id("c-9"), &cx.id("c-9"), 0, &[]);
+    err_kind(
+        registry.register(dup_self).await,
+        "invalid-argument",
+        "a registered child naming itself as parent",
+    )?;
     Ok(Outcome::Pass)
 }

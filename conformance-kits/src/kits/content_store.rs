@@ -31,6 +31,11 @@ crate::__kit_cases! {
         spi_20_put_stream_over_the_limit_stores_nothing => ["SPI-20"], "1.0.0", ["putStream"];
         spi_20_owned_content_is_readable_only_by_its_owner => ["SPI-20"], "1.5.0", ["contentAccess"];
         spi_20_seals_content_marker_keeps_bytes_readable => ["SPI-20"], "1.5.0", ["sealsContent"];
+        spi_20_content_limit_from_both_sides => ["SPI-20"], "1.0.0", [];
+        spi_20_put_stream_abort_facts => ["SPI-20"], "1.0.0", ["putStream"];
+        spi_20_digest_spelling_is_exact => ["SPI-20"], "1.0.0", [];
+        spi_20_bytes_read_back_identical => ["SPI-20"], "1.0.0", [];
+        spi_20_several_owners_of_the_same_bytes => ["SPI-20"], "1.5.0", ["contentAccess"];
     ]
 }
 
@@ -332,5 +337,265 @@ pub async fn spi_20_seals_content_marker_keeps_bytes_readable<S: ContentStore>(
         got.as_deref() == Some(&bytes[..]),
         "get returned {got:?} instead of the original bytes"
     );
+    Ok(Outcome::Pass)
+}
+
+/// `len` bytes unique to this case and `tag`: the tag, then a repeating filler.
+fn sized_blob(cx: &Ctx, tag: &str, len: usize) -> Vec<u8> {
+    let mut bytes = blob(cx, tag);
+    bytes.truncate(len);
+    let mut i = 0u8;
+    while bytes.len() < len {
+        bytes.push(b'a' + i % 26);
+        i = i.wrapping_add(1);
+    }
+    bytes
+}
+
+/// The content limit from both sides, by `put` and by `putStream`: exactly
+/// `CONTENT_BYTES_MAX` bytes is stored and reads back identical, one byte fewer is
+/// stored, one more is refused (`invalid-argument`, or a `too-large` abort naming the
+/// limit) and not stored (SPI-20).
+pub async fn spi_20_content_limit_from_both_sides<S: ContentStore>(store: &S, cx: &Ctx) -> Verdict {
+    let at = sized_blob(cx, "at-limit", CONTENT_BYTES_MAX);
+    let r = ok(
+        store.put(at.clone(), None).await,
+        "put of exactly CONTENT_BYTES_MAX",
+    )?;
+    ensure!(
+        r.digest == content_digest(&at) && r.size == CONTENT_BYTES_MAX as u64,
+        "put of {CONTENT_BYTES_MAX} bytes gave {r:?}"
+    );
+    let got = ok(store.get(&r.digest, None).await, "get")?;
+    ensure!(
+        got.as_deref() == Some(&at[..]),
+        "the {CONTENT_BYTES_MAX}-byte object read back as {:?} bytes (or different bytes)",
+        got.as_ref().map(Vec::len)
+    );
+    drop(got);
+    let under = sized_blob(cx, "under-limit", CONTENT_BYTES_MAX - 1);
+    let r = ok(
+        store.put(under.clone(), None).await,
+        "put of CONTENT_BYTES_MAX - 1",
+    )?;
+    ensure!(
+        r.digest == content_digest(&under) && r.size == under.len() as u64,
+        "put of {} bytes gave {r:?}",
+        under.len()
+    );
+    if !store.capabilities().claims(M::PutStream) {
+        return Ok(Outcome::Pass);
+    }
+    // The same limit streamed: the total, not a chunk, is what is bounded.
+    let at = sized_blob(cx, "stream-at-limit", CONTENT_BYTES_MAX);
+    let chunks: Vec<Chunk> = at
+        .chunks(STREAM_CHUNK_BYTES - 3)
+        .map(|c| Ok(c.to_vec()))
+        .collect();
+    let outcome = ok(
+        store.put_stream(chunks, None).await,
+        "putStream of the limit",
+    )?;
+    ensure!(
+        outcome
+            == PutStreamOutcome::Stored(loom_kernel::spi::ContentRef {
+                digest: content_digest(&at),
+                size: CONTENT_BYTES_MAX as u64
+            }),
+        "a stream of exactly {CONTENT_BYTES_MAX} bytes gave {outcome:?}"
+    );
+    let over = sized_blob(cx, "stream-over-limit", CONTENT_BYTES_MAX + 1);
+    let chunks: Vec<Chunk> = over
+        .chunks(STREAM_CHUNK_BYTES + 1)
+        .map(|c| Ok(c.to_vec()))
+        .collect();
+    let outcome = ok(
+        store.put_stream(chunks, None).await,
+        "putStream of the limit + 1",
+    )?;
+    ensure!(
+        outcome
+            == PutStreamOutcome::Aborted(PutStreamAbort::TooLarge {
+                limit_bytes: CONTENT_BYTES_MAX as u64
+            }),
+        "a stream of {} bytes gave {outcome:?}, expected a too-large abort naming {CONTENT_BYTES_MAX}",
+        CONTENT_BYTES_MAX + 1
+    );
+    ensure!(
+        ok(store.get(&content_digest(&over), None).await, "get")?.is_none(),
+        "the refused stream is readable"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// A chunk-error abort names exactly how many bytes were read before the failure
+/// (`bytesRead`), counting empty chunks as nothing, with the failure first and later
+/// (SPI-20, ADR 0059).
+pub async fn spi_20_put_stream_abort_facts<S: ContentStore>(store: &S, cx: &Ctx) -> Verdict {
+    require_claims!(store.capabilities(), M::PutStream);
+    for (sizes, read) in [
+        (vec![], 0u64),
+        (vec![0usize], 0),
+        (vec![3, 0, 5], 8),
+        (vec![1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], 11),
+        (vec![1000], 1000),
+    ] {
+        let mut chunks: Vec<Chunk> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Ok(sized_blob(cx, &format!("abort-{i}"), *n)))
+            .collect();
+        chunks.push(Err("the source broke".to_string()));
+        chunks.push(Ok(blob(cx, "after the error")));
+        let outcome = ok(store.put_stream(chunks, None).await, "putStream")?;
+        match outcome {
+            PutStreamOutcome::Aborted(PutStreamAbort::ChunkError { bytes_read, .. })
+                if bytes_read == read => {}
+            other => {
+                return Err(crate::Failure(format!(
+                    "a stream of chunks {sizes:?} then an error gave {other:?}, expected a chunk-error abort with bytesRead {read}"
+                )))
+            }
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Digests are `sha256:` and 64 **lowercase** hex digits, both ways: `put` returns
+/// lowercase, and `get` refuses the upper-case spelling of a stored digest, an
+/// upper-case prefix, 63 and 65 digits and a non-hex digit (`invalid-argument`, never
+/// the bytes) (SPI-20).
+pub async fn spi_20_digest_spelling_is_exact<S: ContentStore>(store: &S, cx: &Ctx) -> Verdict {
+    let bytes = blob(cx, "digest-case");
+    let r = ok(store.put(bytes.clone(), None).await, "put")?;
+    let hex = &r.digest["sha256:".len().min(r.digest.len())..];
+    ensure!(
+        r.digest == content_digest(&bytes) && !hex.bytes().any(|b| b.is_ascii_uppercase()),
+        "put returned the digest {:?}, expected {:?}",
+        r.digest,
+        content_digest(&bytes)
+    );
+    let upper = format!("sha256:{}", hex.to_ascii_uppercase());
+    let mixed: String = format!(
+        "sha256:{}",
+        hex.char_indices()
+            .map(|(i, c)| if i % 2 == 0 {
+                c.to_ascii_uppercase()
+            } else {
+                c
+            })
+            .collect::<String>()
+    );
+    let bad = [
+        upper,
+        mixed,
+        format!("SHA256:{hex}"),
+        format!("sha256:{}", &hex[..63.min(hex.len())]),
+        format!("{}0", r.digest),
+        format!("sha256:{}g", &hex[..63.min(hex.len())]),
+        format!(" {}", r.digest),
+    ];
+    for digest in bad {
+        if digest == r.digest {
+            continue;
+        }
+        err_kind(
+            store.get(&digest, None).await,
+            "invalid-argument",
+            &format!("get({digest:?})"),
+        )?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Stored bytes read back identical: every byte value, invalid UTF-8, NUL, CR LF, a
+/// lone byte and the empty object (SPI-20).
+pub async fn spi_20_bytes_read_back_identical<S: ContentStore>(store: &S, cx: &Ctx) -> Verdict {
+    let mut every: Vec<u8> = blob(cx, "bytes");
+    every.extend(0..=255u8);
+    every.extend([
+        0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0, 0, b'\r', b'\n', 0x80,
+    ]);
+    for bytes in [every, vec![0u8], vec![0xffu8], Vec::new()] {
+        let r = ok(store.put(bytes.clone(), None).await, "put")?;
+        ensure!(
+            r.digest == content_digest(&bytes) && r.size == bytes.len() as u64,
+            "put of {} bytes gave {r:?}",
+            bytes.len()
+        );
+        let got = ok(store.get(&r.digest, None).await, "get")?;
+        ensure!(
+            got.as_deref() == Some(&bytes[..]),
+            "{} bytes read back as {got:?}",
+            bytes.len()
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Several owners of the same bytes each read them, a third owner and an unowned
+/// reader do not, owner names are compared exactly (case and Unicode matter), and an
+/// owner name is bounded in bytes (SPI-20, ADR 0143).
+pub async fn spi_20_several_owners_of_the_same_bytes<S: ContentStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use loom_kernel::spi::ID_BYTES_MAX;
+    let caps = store.capabilities();
+    require_version!(caps, "1.5.0");
+    require_claims!(&caps, M::ContentAccess);
+    let bytes = blob(cx, "shared");
+    let digest = content_digest(&bytes);
+    for owner in ["alice", "bob", "\u{e9}ve"] {
+        let r = ok(
+            store.put(bytes.clone(), as_owner(cx, owner)).await,
+            "put as an owner",
+        )?;
+        ensure!(r.digest == digest, "owned put gave {r:?}");
+    }
+    for owner in ["alice", "bob", "\u{e9}ve"] {
+        let got = ok(
+            store.get(&digest, as_owner(cx, owner)).await,
+            "get as an owner",
+        )?;
+        ensure!(
+            got.as_deref() == Some(&bytes[..]),
+            "owner {owner} read {got:?}"
+        );
+    }
+    for stranger in ["Alice", "alice ", "carol", "e\u{301}ve"] {
+        ensure!(
+            ok(
+                store.get(&digest, as_owner(cx, stranger)).await,
+                "get as a stranger"
+            )?
+            .is_none(),
+            "{stranger:?}, not an owner, read the bytes"
+        );
+    }
+    ensure!(
+        ok(store.get(&digest, None).await, "unowned get")?.is_none(),
+        "an unowned get read owned bytes"
+    );
+    let longest = crate::case::id_of_bytes(cx, "owner-", ID_BYTES_MAX, '\u{e9}');
+    ok(
+        store
+            .put(
+                blob(cx, "long-owner"),
+                Some(ContentAccess::new(longest.clone())),
+            )
+            .await,
+        "an owner of ID_BYTES_MAX bytes",
+    )?;
+    err_kind(
+        store
+            .put(
+                blob(cx, "too-long-owner"),
+                Some(ContentAccess::new(format!("{longest}x"))),
+            )
+            .await,
+        "invalid-argument",
+        "an owner of ID_BYTES_MAX + 1 bytes",
+    )?;
     Ok(Outcome::Pass)
 }

@@ -15,6 +15,11 @@ crate::__kit_cases! {
         place_04_expired_lease_is_requeued => ["PLACE-04", "PLACE-02"], "1.0.0", [];
         place_02_release_requeues_at_the_back => ["PLACE-02"], "1.0.0", [];
         place_02_renew_extends_a_live_lease => ["PLACE-02"], "1.0.0", [];
+        place_02_blocked_head_does_not_block_the_queue => ["PLACE-02", "PLACE-07"], "1.0.0", [];
+        place_04_expired_leases_requeue_in_order_behind_newer_packages => ["PLACE-04", "PLACE-02"], "1.0.0", [];
+        place_02_execution_id_reused_after_completion => ["PLACE-02"], "1.0.0", [];
+        place_07_dispatch_checks_in_order => ["PLACE-07", "PLACE-02"], "1.0.0", [];
+        place_03_package_reads_back_identical => ["PLACE-03"], "1.0.0", [];
     ]
 }
 
@@ -289,6 +294,256 @@ pub async fn place_02_renew_extends_a_live_lease<D: ExecutionDispatcher>(
             .as_deref()
             == Some("p02-renew"),
         "the lapsed lease was not re-queued"
+    );
+    Ok(Outcome::Pass)
+}
+
+async fn lease_of<D: ExecutionDispatcher>(
+    d: &D,
+    target: &str,
+    worker: &str,
+    now_ms: i64,
+) -> Result<loom_kernel::spi::Lease, Failure> {
+    ok(d.claim(target, worker, now_ms).await, "claim")?.ok_or_else(|| {
+        Failure(format!(
+            "{worker} found nothing to claim for {target} at {now_ms}"
+        ))
+    })
+}
+
+/// A package at the head that this worker's target may not run (pinned elsewhere)
+/// does not block the packages behind it: a `cpu` worker skips the `gpu`-pinned head
+/// and takes the oldest it may run, in order, and the `gpu` worker still gets the head
+/// (PLACE-02, PLACE-07).
+pub async fn place_02_blocked_head_does_not_block_the_queue<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
+    ok(d.register_target("cpu").await, "register cpu")?;
+    ok(d.register_target("gpu").await, "register gpu")?;
+    for (e, t) in [
+        ("bh-1", Some("gpu")),
+        ("bh-2", Some("gpu")),
+        ("bh-3", None),
+        ("bh-4", Some("cpu")),
+        ("bh-5", None),
+        ("bh-6", Some("gpu")),
+    ] {
+        ok(d.dispatch(package(e, t)).await, "dispatch")?;
+    }
+    let mut cpu = Vec::new();
+    while let Some(e) = claimed(d, "cpu", "c", 0).await? {
+        cpu.push(e);
+        ensure!(cpu.len() <= 6, "the cpu worker keeps claiming: {cpu:?}");
+    }
+    ensure!(
+        cpu == ["bh-3", "bh-4", "bh-5"],
+        "behind a gpu-pinned head, the cpu worker claimed {cpu:?}, expected [bh-3, bh-4, bh-5]"
+    );
+    let mut gpu = Vec::new();
+    while let Some(e) = claimed(d, "gpu", "g", 0).await? {
+        gpu.push(e);
+        ensure!(gpu.len() <= 6, "the gpu worker keeps claiming: {gpu:?}");
+    }
+    ensure!(
+        gpu == ["bh-1", "bh-2", "bh-6"],
+        "the gpu worker claimed {gpu:?}, expected [bh-1, bh-2, bh-6]"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// Expired leases re-enter the queue at the back, behind packages dispatched while
+/// they were leased, and several that expire together keep their dispatch order; the
+/// deadline is probed from both sides (live at `deadline - 1`, expired at `deadline`),
+/// and the old lease is lost once its package is claimed again (PLACE-04, PLACE-02).
+pub async fn place_04_expired_leases_requeue_in_order_behind_newer_packages<
+    D: ExecutionDispatcher,
+>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
+    ok(d.register_target("cpu").await, "register")?;
+    ok(d.dispatch(package("ex-a", None)).await, "dispatch a")?;
+    ok(d.dispatch(package("ex-b", None)).await, "dispatch b")?;
+    let a = lease_of(d, "cpu", "w1", 0).await?;
+    let b = lease_of(d, "cpu", "w2", 10).await?;
+    ensure!(
+        a.package.execution_id == "ex-a" && b.package.execution_id == "ex-b",
+        "claimed {} then {}",
+        a.package.execution_id,
+        b.package.execution_id
+    );
+    ensure!(
+        b.lease_id > a.lease_id && b.deadline_ms > a.deadline_ms,
+        "the second lease {b:?} does not come after the first {a:?}"
+    );
+    ok(d.dispatch(package("ex-c", None)).await, "dispatch c")?;
+    let none = ok(
+        d.expire_leases(a.deadline_ms - 1).await,
+        "expire before the deadline",
+    )?;
+    ensure!(
+        none.is_empty(),
+        "expireLeases at deadline - 1 re-queued {none:?}"
+    );
+    let late = b.deadline_ms.max(a.deadline_ms);
+    let mut order = Vec::new();
+    let mut leases = Vec::new();
+    while let Some(l) = ok(d.claim("cpu", "w3", late).await, "claim")? {
+        order.push(l.package.execution_id.clone());
+        leases.push(l);
+        ensure!(order.len() <= 4, "claims keep coming: {order:?}");
+    }
+    ensure!(
+        order == ["ex-c", "ex-a", "ex-b"],
+        "after both leases expired, claims came in the order {order:?}, expected [ex-c, ex-a, ex-b]"
+    );
+    for l in &leases {
+        ensure!(
+            l.lease_id > b.lease_id,
+            "a re-claim reused lease id {}",
+            l.lease_id
+        );
+    }
+    err_kind(
+        d.complete(&a).await,
+        "lease-lost",
+        "the expired lease of a completes",
+    )?;
+    err_kind(
+        d.renew(&b, late).await,
+        "lease-lost",
+        "the expired lease of b renews",
+    )?;
+    for l in &leases {
+        ok(d.complete(l).await, "complete the new lease")?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// An execution id used again after its dispatch completed gets a new dispatch, a
+/// larger dispatch id and a new lease; the old lease cannot complete, release or renew
+/// the new dispatch (a store that finds leases by execution id would let it) (PLACE-02).
+pub async fn place_02_execution_id_reused_after_completion<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
+    ok(d.register_target("cpu").await, "register")?;
+    let first_id = ok(d.dispatch(package("reuse", None)).await, "dispatch")?;
+    let first = lease_of(d, "cpu", "w", 0).await?;
+    ok(d.complete(&first).await, "complete")?;
+    let second_id = ok(d.dispatch(package("reuse", None)).await, "dispatch again")?;
+    ensure!(
+        second_id > first_id,
+        "the second dispatch got id {second_id:?}, the first {first_id:?}"
+    );
+    let second = lease_of(d, "cpu", "w", 0).await?;
+    ensure!(
+        second.dispatch_id == second_id && second.lease_id > first.lease_id,
+        "the second lease {second:?} is not a new lease on the new dispatch"
+    );
+    err_kind(
+        d.complete(&first).await,
+        "lease-lost",
+        "the first lease completes",
+    )?;
+    err_kind(
+        d.release(&first).await,
+        "lease-lost",
+        "the first lease releases",
+    )?;
+    err_kind(
+        d.renew(&first, 1).await,
+        "lease-lost",
+        "the first lease renews",
+    )?;
+    let renewed = ok(d.renew(&second, 1).await, "the second lease is still live")?;
+    ok(d.complete(&renewed).await, "complete the second")?;
+    ensure!(
+        claimed(d, "cpu", "w", 0).await?.is_none(),
+        "a package is left after both dispatches completed"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// `dispatch` checks in order: an invalid package is `invalid-argument` even when its
+/// target is unregistered, an unregistered target is `not-found` even when the
+/// execution is already queued, and only then a duplicate is `already-exists`; a target
+/// name is bounded in UTF-8 bytes (PLACE-07, PLACE-02).
+pub async fn place_07_dispatch_checks_in_order<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
+    use loom_kernel::spi::ID_BYTES_MAX;
+    ok(d.register_target("cpu").await, "register")?;
+    ok(d.dispatch(package("order-e", None)).await, "dispatch")?;
+    let mut bad = package("order-x", Some("nowhere"));
+    bad.flow_id = String::new();
+    err_kind(
+        d.dispatch(bad).await,
+        "invalid-argument",
+        "an empty flow id pinned to an unregistered target",
+    )?;
+    err_kind(
+        d.dispatch(package("order-e", Some("nowhere"))).await,
+        "not-found",
+        "an already queued execution pinned to an unregistered target",
+    )?;
+    err_kind(
+        d.dispatch(package("order-e", Some("cpu"))).await,
+        "already-exists",
+        "an already queued execution",
+    )?;
+    let longest = "\u{e9}".repeat(ID_BYTES_MAX / 2);
+    ensure!(
+        ok(
+            d.register_target(&longest).await,
+            "register a target of ID_BYTES_MAX bytes"
+        )?,
+        "a new target was reported as known"
+    );
+    err_kind(
+        d.register_target(&format!("{longest}x")).await,
+        "invalid-argument",
+        "a target of ID_BYTES_MAX + 1 bytes",
+    )?;
+    err_kind(
+        d.register_target("").await,
+        "invalid-argument",
+        "an empty target",
+    )?;
+    Ok(Outcome::Pass)
+}
+
+/// A claimed package is exactly the one dispatched, non-ASCII and astral text
+/// included, and a renewed lease differs from the old one only in its deadline
+/// (PLACE-03; decision 0006).
+pub async fn place_03_package_reads_back_identical<D: ExecutionDispatcher>(
+    d: &D,
+    _cx: &Ctx,
+) -> Verdict {
+    ok(d.register_target("c\u{e9}").await, "register")?;
+    let p = ExecutionPackage {
+        execution_id: "e-\u{1f600}-\u{65e5}".to_string(),
+        flow_id: "flow/\u{1d11e}".to_string(),
+        resume_hint: Some("hint \"quoted\" \\ \u{2028}".to_string()),
+        compute_target: Some("c\u{e9}".to_string()),
+    };
+    ok(d.dispatch(p.clone()).await, "dispatch")?;
+    let lease = lease_of(d, "c\u{e9}", "w\u{f6}rker", 5).await?;
+    ensure!(
+        lease.package == p && lease.target == "c\u{e9}" && lease.worker_id == "w\u{f6}rker",
+        "the lease {lease:?} does not carry the package, target and worker as given"
+    );
+    let renewed = ok(d.renew(&lease, 6).await, "renew")?;
+    ensure!(
+        renewed.lease_id == lease.lease_id
+            && renewed.dispatch_id == lease.dispatch_id
+            && renewed.package == p
+            && renewed.worker_id == lease.worker_id
+            && renewed.target == lease.target
+            && renewed.deadline_ms > lease.deadline_ms,
+        "renewing {lease:?} gave {renewed:?}"
     );
     Ok(Outcome::Pass)
 }

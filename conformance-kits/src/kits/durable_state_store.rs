@@ -21,6 +21,9 @@ crate::__kit_cases! {
         spi_20_state_delete_is_conditional => ["SPI-20"], "1.0.0", [];
         spi_20_state_versions_never_repeat_after_delete => ["SPI-20"], "1.0.0", [];
         spi_20_state_invalid_keys_refused => ["SPI-20"], "1.0.0", [];
+        spi_20_state_value_limit_from_both_sides => ["SPI-20"], "1.0.0", [];
+        spi_20_state_values_read_back_identical => ["SPI-20"], "1.0.0", [];
+        spi_20_state_conflict_facts_from_both_sides => ["SPI-20"], "1.0.0", [];
     ]
 }
 
@@ -236,5 +239,192 @@ pub async fn spi_20_state_invalid_keys_refused<S: DurableStateStore>(
         "invalid-argument",
         "oversize key",
     )?;
+    Ok(Outcome::Pass)
+}
+
+/// A JSON string value whose compact JSON text is exactly `bytes` bytes, made of
+/// `pad` (one- or two-byte UTF-8) and ASCII filler.
+pub fn value_of_json_bytes(bytes: usize, pad: char) -> serde_json::Value {
+    let mut s = String::new();
+    // Two bytes for the quotes.
+    while s.len() + pad.len_utf8() + 2 <= bytes {
+        s.push(pad);
+    }
+    while s.len() + 2 < bytes {
+        s.push('x');
+    }
+    serde_json::Value::String(s)
+}
+
+/// The value limit from both sides, in bytes of JSON text: exactly `DOCUMENT_BYTES_MAX`
+/// (in ASCII and in two-byte characters) is stored and reads back identical, one byte
+/// more is `invalid-argument` and writes nothing (SPI-20).
+pub async fn spi_20_state_value_limit_from_both_sides<S: DurableStateStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use loom_kernel::spi::plugin::DOCUMENT_BYTES_MAX;
+    for pad in ['x', '\u{e9}'] {
+        let key = &*cx.id(&format!("spi_20-state-limit-{}", pad.len_utf8()));
+        let at = value_of_json_bytes(DOCUMENT_BYTES_MAX, pad);
+        ok(
+            store.put(key, at.clone(), None).await,
+            "put of exactly DOCUMENT_BYTES_MAX",
+        )?;
+        let got = ok(store.get(key).await, "get")?;
+        ensure!(
+            got.as_ref().map(|v| &v.value) == Some(&at),
+            "the {DOCUMENT_BYTES_MAX}-byte value of {key} did not read back identical"
+        );
+        let over = value_of_json_bytes(DOCUMENT_BYTES_MAX + 1, pad);
+        err_kind(
+            store.put(key, over, Some(1)).await,
+            "invalid-argument",
+            "put of DOCUMENT_BYTES_MAX + 1 bytes",
+        )?;
+        ensure!(
+            ok(store.get(key).await, "get")?.map(|v| v.version) == Some(1),
+            "a refused oversize put changed {key}"
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Values read back identical: integers beyond 2^53, floats, negative zero, non-ASCII
+/// and astral text, `{}`, and a `null` value, which is a stored value (`Some(null)`),
+/// not an absent key (SPI-20; decision 0006).
+pub async fn spi_20_state_values_read_back_identical<S: DurableStateStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let values = [
+        crate::case::fidelity_payload("state"),
+        serde_json::Value::Null,
+        json!({}),
+        json!([]),
+        json!(9_007_199_254_740_993u64),
+        json!("\u{1f600}"),
+    ];
+    for (i, value) in values.into_iter().enumerate() {
+        let key = &*format!("{}\u{e9}{i}", cx.id("spi_20-state-fidelity-"));
+        ok(store.put(key, value.clone(), None).await, "put")?;
+        let got = ok(store.get(key).await, "get")?;
+        match got {
+            Some(v) if v.version == 1 && crate::case::same_json(&v.value, &value) => {}
+            other => {
+                return Err(crate::Failure(format!(
+                    "{key}: put {value} at version 1, read back {other:?}"
+                )))
+            }
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Every refusal carries its facts, and versions are compared for equality from both
+/// sides: one below and one above the current version are each `conflict` with
+/// `expectedNext` = the version presented and `actualNext` = the current one (0 when
+/// absent), for `put` and for `delete` (SPI-20).
+pub async fn spi_20_state_conflict_facts_from_both_sides<S: DurableStateStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use loom_kernel::spi::StoreErrorKind;
+    let key = &*cx.id("spi_20-state-facts");
+    let facts = |e: loom_kernel::spi::StoreError| e.kind;
+    let e = err_kind(
+        store.put(key, json!(1), Some(3)).await,
+        "conflict",
+        "put at 3 on an absent key",
+    )?;
+    ensure!(
+        facts(e.clone())
+            == StoreErrorKind::Conflict {
+                expected_next: 3,
+                actual_next: 0
+            },
+        "put at 3 on absent {key}: facts {:?}",
+        e.kind
+    );
+    for v in 1..=3u64 {
+        ok(
+            store
+                .put(key, json!(v), if v == 1 { None } else { Some(v - 1) })
+                .await,
+            "put",
+        )?;
+    }
+    for presented in [Some(2u64), Some(4), Some(1), None] {
+        let e = err_kind(
+            store.put(key, json!("x"), presented).await,
+            "conflict",
+            &format!("put expecting {presented:?} at version 3"),
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::Conflict {
+                    expected_next: presented.unwrap_or(0),
+                    actual_next: 3
+                },
+            "put expecting {presented:?} on {key} (at 3): facts {:?}",
+            e.kind
+        );
+    }
+    for presented in [2u64, 4] {
+        let e = err_kind(
+            store.delete(key, presented).await,
+            "conflict",
+            &format!("delete expecting {presented} at version 3"),
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::Conflict {
+                    expected_next: presented,
+                    actual_next: 3
+                },
+            "delete expecting {presented} on {key} (at 3): facts {:?}",
+            e.kind
+        );
+    }
+    ensure!(
+        ok(store.get(key).await, "get")?
+            == Some(Versioned {
+                value: json!(3),
+                version: 3
+            }),
+        "the refusals changed {key}"
+    );
+    // Validation comes first: a bad key or value with a stale version is invalid.
+    err_kind(
+        store.put("", json!(1), Some(99)).await,
+        "invalid-argument",
+        "an empty key with a stale version",
+    )?;
+    err_kind(
+        store
+            .put(
+                key,
+                value_of_json_bytes(loom_kernel::spi::plugin::DOCUMENT_BYTES_MAX + 1, 'x'),
+                Some(1),
+            )
+            .await,
+        "invalid-argument",
+        "an oversize value with a stale version",
+    )?;
+    ok(store.delete(key, 3).await, "delete at the current version")?;
+    let e = err_kind(
+        store.put(key, json!(1), Some(3)).await,
+        "conflict",
+        "put at 3 after delete",
+    )?;
+    ensure!(
+        e.kind
+            == StoreErrorKind::Conflict {
+                expected_next: 3,
+                actual_next: 0
+            },
+        "put at the deleted version on {key}: facts {:?}",
+        e.kind
+    );
     Ok(Outcome::Pass)
 }

@@ -51,6 +51,20 @@ crate::__kit_cases! {
         spi_14_copy_prefix_rewrites_execution_id => ["SPI-14", "GAP-27"], "1.0.0", ["copyPrefix"];
         spi_14_copy_prefix_refusals => ["SPI-14", "GAP-27"], "1.0.0", ["copyPrefix"];
         spi_14_delete_execution_removes_the_stream => ["SPI-14", "GAP-27"], "1.0.0", ["deleteExecution"];
+        spi_03_read_range_boundaries_on_a_long_stream => ["SPI-03", "SPI-23", "GAP-27"], "1.0.0", ["readRange"];
+        spi_23_append_batch_limit_from_both_sides => ["SPI-23", "GAP-27"], "1.0.0", [];
+        spi_23_bad_envelope_at_any_position_writes_nothing => ["SPI-23", "GAP-27"], "1.0.0", [];
+        spi_23_conflict_facts_from_both_sides => ["SPI-23", "GAP-27"], "1.0.0", [];
+        spi_23_values_read_back_identical => ["SPI-23"], "1.0.0", [];
+        spi_23_id_length_limit_in_bytes => ["SPI-23", "GAP-27"], "1.0.0", [];
+        place_05_fence_is_checked_before_sequence => ["PLACE-05", "GAP-27"], "1.0.0", ["acquireFence"];
+        place_05_fence_token_compared_from_both_sides => ["PLACE-05", "SPI-04"], "1.0.0", ["acquireFence"];
+        spi_05_acquire_fence_if_compared_from_both_sides => ["SPI-05", "GAP-27"], "2.1.0", ["acquireFenceIf"];
+        spi_06_batch_is_checked_before_the_anchor => ["SPI-06", "GAP-27"], "2.2.0", ["appendIfUnchanged"];
+        spi_08_store_now_is_epoch_ms_near_the_callers_clock => ["SPI-08"], "2.4.0", ["storeNow"];
+        spi_09_delete_through_at_zero_head_and_past_head => ["SPI-09", "GAP-27"], "2.6.0", ["deleteThrough"];
+        spi_13_exactly_full_last_page_has_no_cursor => ["SPI-13"], "1.2.0", ["listExecutionsPage"];
+        spi_14_copy_prefix_checks_in_order => ["SPI-14", "GAP-27"], "1.0.0", ["copyPrefix"];
     ]
 }
 
@@ -1098,5 +1112,928 @@ pub async fn spi_12_store_is_prefix_agnostic<S: EventStore>(store: &S, cx: &Ctx)
         "append to a control stream",
     )?;
     expect_log(store, id, &batch, "the control stream").await?;
+    Ok(Outcome::Pass)
+}
+
+// ---------------------------------------------------------------------------------
+// Boundaries, orders of checks, value fidelity and error facts (judging power).
+
+/// Events in the long-stream cases: more than any page or batch the other cases use,
+/// so an off-by-one that only shows past 100 (a fixed buffer, a text-sorted sequence)
+/// is seen.
+pub const LONG_STREAM_EVENTS: u64 = 150;
+
+/// Small envelopes for the size cases, so a 10 000-event batch stays a few hundred KiB.
+fn small_events(id: &str, from: u64, n: u64) -> Vec<loom_kernel::EventEnvelope> {
+    (from..from + n)
+        .map(|seq| crate::case::envelope(id, seq, "E", serde_json::json!(seq)))
+        .collect()
+}
+
+/// `readRange` on a stream of 150 events, every end probed from both sides: `from = k`
+/// includes `k` and `from = k + 1` excludes it, `to = k` includes `k` and `to = k - 1`
+/// excludes it, at 0, around 9/10 and 99/100 (text-sorted sequences), at the head and
+/// past it; `from = to` is one event and `from = to + 1` is invalid (SPI-03, GAP-27).
+pub async fn spi_03_read_range_boundaries_on_a_long_stream<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    require_claims!(store.capabilities(), M::ReadRange);
+    let id = &*cx.id("spi_03-long");
+    let all = events(id, 0, LONG_STREAM_EVENTS, "long");
+    ok(
+        store.append(id, 0, all[..70].to_vec(), None).await,
+        "append 0..70",
+    )?;
+    ok(
+        store.append(id, 70, all[70..].to_vec(), None).await,
+        "append 70..150",
+    )?;
+    let head = LONG_STREAM_EVENTS - 1;
+    let probes: &[(u64, u64)] = &[
+        (0, 0),
+        (0, 1),
+        (1, 1),
+        (0, head),
+        (1, head - 1),
+        (9, 10),
+        (10, 10),
+        (10, 99),
+        (99, 100),
+        (100, 100),
+        (100, head),
+        (101, head),
+        (head, head),
+        (head - 1, head),
+        (head, head + 1),
+        (head + 1, head + 1),
+        (head + 1, 1_000),
+        (0, 1_000_000),
+        (140, loom_kernel::spi::SEQUENCE_MAX),
+    ];
+    for &(from, to) in probes {
+        let got = ok(store.read_range(id, from, to).await, "readRange")?;
+        let lo = from.min(LONG_STREAM_EVENTS) as usize;
+        let hi = to.saturating_add(1).min(LONG_STREAM_EVENTS) as usize;
+        let want = &all[lo..hi.max(lo)];
+        ensure!(
+            got == want,
+            "readRange({from}, {to}) of {id} gave sequences {:?}, expected {:?}",
+            sequences(&got),
+            sequences(want)
+        );
+    }
+    for (from, to) in [(1u64, 0u64), (head + 1, head), (100, 99), (150, 10)] {
+        err_kind(
+            store.read_range(id, from, to).await,
+            "invalid-argument",
+            &format!("readRange({from}, {to}) of {id}"),
+        )?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// The append batch limit from both sides: exactly `APPEND_BATCH_EVENTS_MAX` events and
+/// one fewer are accepted whole, one more is `invalid-argument` with nothing written
+/// (SPI-23, GAP-27).
+pub async fn spi_23_append_batch_limit_from_both_sides<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use loom_kernel::spi::APPEND_BATCH_EVENTS_MAX as MAX;
+    let max = MAX as u64;
+    let at = &*cx.id("spi_23-batch-at-limit");
+    let ack = ok(
+        store.append(at, 0, small_events(at, 0, max), None).await,
+        "append of exactly APPEND_BATCH_EVENTS_MAX events",
+    )?;
+    ensure!(
+        ack == AppendAck {
+            first_sequence: 0,
+            next_sequence: max
+        },
+        "append of {max} events to {at} acknowledged {ack:?}"
+    );
+    let log = ok(store.read(at).await, "read")?;
+    ensure!(
+        log.len() as u64 == max && log.last().map(|e| e.sequence) == Some(max - 1),
+        "after a batch of {max}, {at} reads {} events ending at {:?}",
+        log.len(),
+        log.last().map(|e| e.sequence)
+    );
+    let under = &*cx.id("spi_23-batch-under-limit");
+    ok(
+        store
+            .append(under, 0, small_events(under, 0, max - 1), None)
+            .await,
+        "append of APPEND_BATCH_EVENTS_MAX - 1 events",
+    )?;
+    let ack = ok(
+        store
+            .append(under, max - 1, small_events(under, max - 1, 1), None)
+            .await,
+        "append of one more",
+    )?;
+    ensure!(
+        ack.next_sequence == max,
+        "{under}: the append after {} events acknowledged {ack:?}",
+        max - 1
+    );
+    let over = &*cx.id("spi_23-batch-over-limit");
+    err_kind(
+        store
+            .append(over, 0, small_events(over, 0, max + 1), None)
+            .await,
+        "invalid-argument",
+        "append of APPEND_BATCH_EVENTS_MAX + 1 events",
+    )?;
+    expect_log(store, over, &[], "after the oversize batch").await?;
+    err_kind(
+        store
+            .append(at, max, small_events(at, max, max + 1), None)
+            .await,
+        "invalid-argument",
+        "oversize batch onto a live stream",
+    )?;
+    let e = err_kind(
+        store.append(at, 0, small_events(at, 0, 1), None).await,
+        "conflict",
+        "stale append after the oversize batch",
+    )?;
+    ensure!(
+        e.kind
+            == StoreErrorKind::Conflict {
+                expected_next: 0,
+                actual_next: max
+            },
+        "{at}: the oversize batch moved the head: {:?}",
+        e.kind
+    );
+    Ok(Outcome::Pass)
+}
+
+/// A batch with one bad envelope (another execution's id, a repeated or skipped
+/// sequence) is refused whole wherever the bad envelope sits: first, middle or last
+/// (SPI-23, GAP-27).
+pub async fn spi_23_bad_envelope_at_any_position_writes_nothing<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let id = &*cx.id("spi_23-position");
+    let base = events(id, 0, 3, "base");
+    ok(store.append(id, 0, base.clone(), None).await, "append")?;
+    for position in [0usize, 2, 4] {
+        for fault in ["foreign", "repeat", "skip"] {
+            let mut batch = events(id, 3, 5, &format!("{fault}{position}"));
+            match fault {
+                "foreign" => batch[position].execution_id = cx.id("spi_23-someone-else"),
+                "repeat" if position == 0 => batch[0].sequence = 2,
+                "repeat" => batch[position].sequence = batch[position - 1].sequence,
+                _ => batch[position].sequence += 1,
+            }
+            err_kind(
+                store.append(id, 3, batch, None).await,
+                "invalid-argument",
+                &format!("a batch whose envelope {position} is bad ({fault})"),
+            )?;
+        }
+    }
+    expect_log(store, id, &base, "after the refused batches").await?;
+    let ack = ok(
+        store.append(id, 3, events(id, 3, 1, "next"), None).await,
+        "append after the refusals",
+    )?;
+    ensure!(ack.first_sequence == 3, "ack {ack:?}");
+    Ok(Outcome::Pass)
+}
+
+/// `conflict` carries both sequences exactly, probed below, at and above the head of a
+/// long stream, after `deleteThrough` (the head does not move) and after
+/// `deleteExecution` (it is 0) (SPI-23, GAP-27).
+pub async fn spi_23_conflict_facts_from_both_sides<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*cx.id("spi_23-facts");
+    ok(
+        store
+            .append(id, 0, small_events(id, 0, LONG_STREAM_EVENTS), None)
+            .await,
+        "append",
+    )?;
+    let head = LONG_STREAM_EVENTS;
+    for expected in [0, 1, head - 1, head + 1, head + 100, 1 << 40] {
+        let e = err_kind(
+            store
+                .append(id, expected, small_events(id, expected, 1), None)
+                .await,
+            "conflict",
+            &format!("append at {expected} to a stream at {head}"),
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::Conflict {
+                    expected_next: expected,
+                    actual_next: head
+                },
+            "append at {expected} to {id} (at {head}) gave facts {:?}",
+            e.kind
+        );
+    }
+    let caps = store.capabilities();
+    if caps.claims(M::DeleteThrough) {
+        ok(store.delete_through(id, head - 1).await, "deleteThrough")?;
+        let e = err_kind(
+            store.append(id, 0, small_events(id, 0, 1), None).await,
+            "conflict",
+            "append at 0 after deleteThrough",
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::Conflict {
+                    expected_next: 0,
+                    actual_next: head
+                },
+            "after deleteThrough({}) of {id}, facts {:?}",
+            head - 1,
+            e.kind
+        );
+    }
+    if caps.claims(M::DeleteExecution) {
+        ok(store.delete_execution(id).await, "deleteExecution")?;
+        let e = err_kind(
+            store
+                .append(id, head, small_events(id, head, 1), None)
+                .await,
+            "conflict",
+            "append at the old head after deleteExecution",
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::Conflict {
+                    expected_next: head,
+                    actual_next: 0
+                },
+            "after deleteExecution of {id}, facts {:?}",
+            e.kind
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Envelopes read back as they were written: `{}` metadata stays `{}` (not absent),
+/// absent metadata stays absent, integers beyond 2^53 and at the 64-bit ends stay
+/// exact, floats keep every digit, text keeps every code point (non-ASCII, astral,
+/// escapes), and ids and timestamps beyond 2^53 survive (SPI-23; decision 0006).
+pub async fn spi_23_values_read_back_identical<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*format!("{}\u{e9}\u{1f600}", cx.id("spi_23-fidelity-"));
+    let mut batch = Vec::new();
+    for seq in 0..4u64 {
+        let mut e = crate::case::envelope(
+            id,
+            seq,
+            [
+                "STEP_COMPLETED",
+                "\u{e9}v\u{e9}nement",
+                "E\u{1f600}",
+                "x.y/z",
+            ][seq as usize],
+            crate::case::fidelity_payload(&format!("event {seq}")),
+        );
+        e.id = format!("{id}/\u{1d11e}{seq}");
+        e.workflow_id = "flow-\u{65e5}\u{672c}".to_string();
+        e.timestamp_ms = [0, 9_007_199_254_740_993, i64::MAX, 1_700_000_000_000][seq as usize];
+        e.metadata = match seq {
+            0 => Some(serde_json::Map::new()),
+            1 => None,
+            2 => serde_json::json!({ "flowEmit": "00ff00ff00ff00ff", "kernel": true, "custom": crate::case::fidelity_payload("meta") })
+                .as_object()
+                .cloned(),
+            _ => serde_json::json!({ "nothing": null, "empty": {} }).as_object().cloned(),
+        };
+        if seq == 3 {
+            e.payload = serde_json::Value::Null;
+        }
+        batch.push(e);
+    }
+    ok(store.append(id, 0, batch.clone(), None).await, "append")?;
+    let log = ok(store.read(id).await, "read")?;
+    if let Some(diff) = crate::case::first_envelope_difference(&log, &batch) {
+        return Err(Failure(format!("{id}: {diff}")));
+    }
+    let listed = ok(store.list_executions().await, "listExecutions")?;
+    ensure!(
+        listed.iter().any(|x| x == id),
+        "the non-ASCII id {id:?} is not listed exactly as written"
+    );
+    if store.capabilities().claims(M::ReadRange) {
+        let range = ok(store.read_range(id, 1, 2).await, "readRange")?;
+        if let Some(diff) = crate::case::first_envelope_difference(&range, &batch[1..3]) {
+            return Err(Failure(format!("{id} readRange(1, 2): {diff}")));
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Execution ids are bounded in UTF-8 bytes, not characters: exactly `ID_BYTES_MAX`
+/// bytes (ASCII or two-byte characters) is accepted, one byte more refused, and the
+/// empty id refused, each with nothing written (SPI-23, GAP-27).
+pub async fn spi_23_id_length_limit_in_bytes<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    use crate::case::id_of_bytes;
+    use loom_kernel::spi::ID_BYTES_MAX;
+    for pad in ['x', '\u{e9}'] {
+        let at = id_of_bytes(
+            cx,
+            &format!("spi_23-idmax-{}", pad.len_utf8()),
+            ID_BYTES_MAX,
+            pad,
+        );
+        ok(
+            store.append(&at, 0, events(&at, 0, 1, "at"), None).await,
+            &format!("append to an id of exactly {ID_BYTES_MAX} bytes"),
+        )?;
+        expect_log(store, &at, &events(&at, 0, 1, "at"), "the longest id").await?;
+        let over = id_of_bytes(
+            cx,
+            &format!("spi_23-idover-{}", pad.len_utf8()),
+            ID_BYTES_MAX + 1,
+            pad,
+        );
+        err_kind(
+            store
+                .append(&over, 0, events(&over, 0, 1, "over"), None)
+                .await,
+            "invalid-argument",
+            &format!(
+                "append to an id of {} bytes ({} characters)",
+                over.len(),
+                over.chars().count()
+            ),
+        )?;
+        ensure!(
+            !ok(store.list_executions().await, "list")?.contains(&over),
+            "the refused oversize id is listed"
+        );
+    }
+    err_kind(
+        store.append("", 0, events("", 0, 1, "empty"), None).await,
+        "invalid-argument",
+        "append to the empty id",
+    )?;
+    Ok(Outcome::Pass)
+}
+
+/// The documented order of the append checks: an append wrong in two ways fails with
+/// the kind checked first. Validation before the fence (an empty batch with a stale
+/// token is `invalid-argument`), the fence before the sequence (a stale token with a
+/// stale `expected_next` is `fenced`, not `conflict`), and only a current token reaches
+/// the sequence check (PLACE-05, GAP-27).
+pub async fn place_05_fence_is_checked_before_sequence<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    require_claims!(store.capabilities(), M::AcquireFence);
+    let id = &*cx.id("place_05-order");
+    let t1 = ok(store.acquire_fence(id).await, "acquire")?;
+    ok(
+        store.append(id, 0, events(id, 0, 3, "x"), Some(t1)).await,
+        "append",
+    )?;
+    let t2 = ok(store.acquire_fence(id).await, "acquire again")?;
+    err_kind(
+        store.append(id, 3, Vec::new(), Some(t1)).await,
+        "invalid-argument",
+        "an empty batch with a stale token",
+    )?;
+    err_kind(
+        store.append(id, 3, events(id, 4, 1, "gap"), Some(t1)).await,
+        "invalid-argument",
+        "a batch not starting at expected_next with a stale token",
+    )?;
+    for (expected, token, what) in [
+        (0u64, Some(t1), "a stale token and a stale expected_next"),
+        (7, Some(t1), "a stale token and a future expected_next"),
+        (0, None, "no token and a stale expected_next"),
+        (
+            0,
+            Some(FenceToken(t2.0 + 1)),
+            "a token above the current one and a stale expected_next",
+        ),
+    ] {
+        let e = err_kind(
+            store
+                .append(id, expected, events(id, expected, 1, "z"), token)
+                .await,
+            "fenced",
+            what,
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::Fenced {
+                    presented: token.map(|t| t.0),
+                    current: t2.0
+                },
+            "{what} on {id}: facts {:?}, expected presented={:?} current={}",
+            e.kind,
+            token.map(|t| t.0),
+            t2.0
+        );
+    }
+    let e = err_kind(
+        store.append(id, 1, events(id, 1, 1, "z"), Some(t2)).await,
+        "conflict",
+        "the current token with a stale expected_next",
+    )?;
+    ensure!(
+        e.kind
+            == StoreErrorKind::Conflict {
+                expected_next: 1,
+                actual_next: 3
+            },
+        "facts {:?}",
+        e.kind
+    );
+    let never = &*cx.id("place_05-order-never");
+    let e = err_kind(
+        store
+            .append(never, 5, events(never, 5, 1, "z"), Some(FenceToken(1)))
+            .await,
+        "fenced",
+        "a token on a never-fenced id with a stale expected_next",
+    )?;
+    ensure!(
+        e.kind
+            == StoreErrorKind::Fenced {
+                presented: Some(1),
+                current: 0
+            },
+        "facts {:?}",
+        e.kind
+    );
+    Ok(Outcome::Pass)
+}
+
+/// The fence token is compared for equality, probed from both sides: one below and one
+/// above the current token are `fenced` with both facts, the current one is accepted;
+/// several acquisitions (not just two) each retire every earlier token (PLACE-05, SPI-04).
+pub async fn place_05_fence_token_compared_from_both_sides<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    require_claims!(store.capabilities(), M::AcquireFence);
+    let id = &*cx.id("place_05-sides");
+    let mut tokens = Vec::new();
+    for _ in 0..4 {
+        tokens.push(ok(store.acquire_fence(id).await, "acquire")?);
+    }
+    let current = tokens[3].0;
+    let mut next = 0;
+    for presented in [tokens[0].0, tokens[2].0, current + 1, current + 2, 0] {
+        let e = err_kind(
+            store
+                .append(
+                    id,
+                    next,
+                    events(id, next, 1, "x"),
+                    Some(FenceToken(presented)),
+                )
+                .await,
+            "fenced",
+            &format!("append with token {presented} while {current} is current"),
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::Fenced {
+                    presented: Some(presented),
+                    current
+                },
+            "token {presented} on {id}: facts {:?}",
+            e.kind
+        );
+    }
+    for _ in 0..2 {
+        ok(
+            store
+                .append(id, next, events(id, next, 1, "x"), Some(tokens[3]))
+                .await,
+            "append with the current token",
+        )?;
+        next += 1;
+    }
+    expect_log(
+        store,
+        id,
+        &[events(id, 0, 1, "x"), events(id, 1, 1, "x")].concat(),
+        "after the fence probes",
+    )
+    .await?;
+    Ok(Outcome::Pass)
+}
+
+/// `acquireFenceIf` compares the expectation for equality, from both sides: one below,
+/// one above, `None` on a fenced id and `Some` on a never-fenced one are each
+/// `fence-conflict` with both facts, and change nothing (SPI-05, GAP-27).
+pub async fn spi_05_acquire_fence_if_compared_from_both_sides<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    require_claims!(store.capabilities(), M::AcquireFenceIf);
+    let never = &*cx.id("spi_05-sides-never");
+    for expected in [1u64, 2] {
+        let e = err_kind(
+            store
+                .acquire_fence_if(never, Some(FenceToken(expected)))
+                .await,
+            "fence-conflict",
+            &format!("expecting {expected} on a never-fenced id"),
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::FenceConflict {
+                    expected: Some(expected),
+                    current: None
+                },
+            "facts {:?}",
+            e.kind
+        );
+    }
+    let id = &*cx.id("spi_05-sides");
+    let mut current = ok(store.acquire_fence_if(id, None).await, "first")?;
+    for _ in 0..2 {
+        current = ok(
+            store.acquire_fence_if(id, Some(current)).await,
+            "acquire from the current token",
+        )?;
+    }
+    let c = current.0;
+    for expected in [None, Some(c - 1), Some(c + 1), Some(c + 5)] {
+        let e = err_kind(
+            store.acquire_fence_if(id, expected.map(FenceToken)).await,
+            "fence-conflict",
+            &format!("expecting {expected:?} while {c} is current"),
+        )?;
+        ensure!(
+            e.kind
+                == StoreErrorKind::FenceConflict {
+                    expected,
+                    current: Some(c)
+                },
+            "expecting {expected:?} on {id}: facts {:?}",
+            e.kind
+        );
+    }
+    let next = ok(
+        store.acquire_fence_if(id, Some(current)).await,
+        "the refusals changed the current token",
+    )?;
+    ensure!(next.0 > c, "token {next:?} does not exceed {c}");
+    Ok(Outcome::Pass)
+}
+
+/// `appendIfUnchanged` validates the batch before it compares the anchor: a batch not
+/// starting at the anchor's sequence is `invalid-argument` even when the anchor is
+/// stale; each kind of change (an append, a fence, `deleteThrough` leaves it alone)
+/// moves the anchor as documented (SPI-06, GAP-27).
+pub async fn spi_06_batch_is_checked_before_the_anchor<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    require_claims!(store.capabilities(), M::AppendIfUnchanged);
+    let id = &*cx.id("spi_06-order");
+    ok(
+        store.append(id, 0, events(id, 0, 2, "x"), None).await,
+        "append",
+    )?;
+    let stale = ok(store.observe(id).await, "observe")?;
+    ok(
+        store.append(id, 2, events(id, 2, 1, "x"), None).await,
+        "append",
+    )?;
+    err_kind(
+        store
+            .append_if_unchanged(id, stale, events(id, 5, 1, "y"))
+            .await,
+        "invalid-argument",
+        "a batch not at the stale anchor's sequence",
+    )?;
+    err_kind(
+        store.append_if_unchanged(id, stale, Vec::new()).await,
+        "invalid-argument",
+        "an empty batch with a stale anchor",
+    )?;
+    err_kind(
+        store
+            .append_if_unchanged(id, stale, events(id, 2, 1, "y"))
+            .await,
+        "anchor-changed",
+        "a valid batch with a stale anchor",
+    )?;
+    let fresh = ok(store.observe(id).await, "observe")?;
+    ensure!(
+        fresh.next_sequence == 3 && fresh.incarnation == stale.incarnation,
+        "after one more append the anchor is {fresh:?} (was {stale:?})"
+    );
+    if store.capabilities().claims(M::DeleteThrough) {
+        ok(store.delete_through(id, 1).await, "deleteThrough")?;
+        let after = ok(store.observe(id).await, "observe after deleteThrough")?;
+        ensure!(
+            after == fresh,
+            "deleteThrough moved the anchor from {fresh:?} to {after:?}"
+        );
+    }
+    ok(
+        store
+            .append_if_unchanged(id, fresh, events(id, 3, 1, "z"))
+            .await,
+        "appendIfUnchanged on the fresh anchor",
+    )?;
+    Ok(Outcome::Pass)
+}
+
+/// Largest distance, in ms, between `storeNow` and the caller's own clock that the kit
+/// accepts: a store on another host may drift a little, a store answering in seconds,
+/// microseconds or local time is off by far more.
+pub const STORE_NOW_SKEW_MS_MAX: i64 = 60_000;
+/// Largest step back between two consecutive `storeNow` calls the kit accepts: database
+/// time can be stepped back by NTP (SPI-08), but not by more than this between calls a
+/// few milliseconds apart.
+pub const STORE_NOW_STEP_BACK_MS_MAX: i64 = 1_000;
+/// How long the kit sleeps between two `storeNow` calls to see the clock move.
+pub const STORE_NOW_SLEEP_MS: u64 = 30;
+
+/// `storeNow` is the store's clock in epoch **milliseconds**: within
+/// `STORE_NOW_SKEW_MS_MAX` of the caller's clock, never more than
+/// `STORE_NOW_STEP_BACK_MS_MAX` behind the previous answer, and moving: after a sleep of
+/// `STORE_NOW_SLEEP_MS` it has advanced by at least half of it (SPI-08).
+pub async fn spi_08_store_now_is_epoch_ms_near_the_callers_clock<S: EventStore>(
+    store: &S,
+    _cx: &Ctx,
+) -> Verdict {
+    require_claims!(store.capabilities(), M::StoreNow);
+    let wall = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0)
+    };
+    let mut previous: Option<i64> = None;
+    for _ in 0..5 {
+        let before = wall();
+        let now = ok(store.store_now().await, "storeNow")?;
+        let after = wall();
+        ensure!(
+            now >= before - STORE_NOW_SKEW_MS_MAX && now <= after + STORE_NOW_SKEW_MS_MAX,
+            "storeNow answered {now}, the caller's clock read {before}..{after} ms since the epoch (more than {STORE_NOW_SKEW_MS_MAX} ms apart: not epoch milliseconds?)"
+        );
+        if let Some(p) = previous {
+            ensure!(
+                now >= p - STORE_NOW_STEP_BACK_MS_MAX,
+                "storeNow went back from {p} to {now}"
+            );
+        }
+        previous = Some(now);
+    }
+    let first = ok(store.store_now().await, "storeNow")?;
+    tokio::time::sleep(std::time::Duration::from_millis(STORE_NOW_SLEEP_MS)).await;
+    let second = ok(store.store_now().await, "storeNow")?;
+    ensure!(
+        second - first >= STORE_NOW_SLEEP_MS as i64 / 2,
+        "storeNow moved from {first} to {second} across a {STORE_NOW_SLEEP_MS} ms sleep (a frozen or coarse clock?)"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// `deleteThrough` at every end: at 0 (one event), at 0 again (none), below the head,
+/// at the last event (all), at the head and past it (none, stream live, head kept), at
+/// `SEQUENCE_MAX` (allowed) and past it (`invalid-argument`); a deleted stream and an
+/// id that only holds a fence are `not-found` (SPI-09, GAP-27).
+pub async fn spi_09_delete_through_at_zero_head_and_past_head<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use loom_kernel::spi::SEQUENCE_MAX;
+    require_claims!(store.capabilities(), M::DeleteThrough);
+    let id = &*cx.id("spi_09-ends");
+    let n = 120u64;
+    let all = small_events(id, 0, n);
+    ok(store.append(id, 0, all.clone(), None).await, "append")?;
+    for (through, deleted, left_from) in [
+        (0u64, 1u64, 1usize),
+        (0, 0, 1),
+        (9, 9, 10),
+        (10, 1, 11),
+        (99, 89, 100),
+        (n - 2, n - 2 - 99, (n - 1) as usize),
+        (n - 1, 1, n as usize),
+        (n, 0, n as usize),
+        (n + 50, 0, n as usize),
+        (SEQUENCE_MAX, 0, n as usize),
+    ] {
+        let got = ok(
+            store.delete_through(id, through).await,
+            &format!("deleteThrough({through})"),
+        )?;
+        ensure!(
+            got == deleted,
+            "deleteThrough({through}) of {id} reported {got} deleted, expected {deleted}"
+        );
+        expect_log(
+            store,
+            id,
+            &all[left_from..],
+            &format!("after deleteThrough({through})"),
+        )
+        .await?;
+    }
+    err_kind(
+        store.delete_through(id, SEQUENCE_MAX + 1).await,
+        "invalid-argument",
+        "deleteThrough(SEQUENCE_MAX + 1)",
+    )?;
+    ensure!(
+        ok(store.list_executions().await, "list")?
+            .iter()
+            .any(|x| x == id),
+        "{id}, emptied by deleteThrough past its head, is no longer listed"
+    );
+    ok(
+        store.append(id, n, small_events(id, n, 1), None).await,
+        "append at the old head after emptying",
+    )?;
+    let caps = store.capabilities();
+    if caps.claims(M::DeleteExecution) {
+        let gone = &*cx.id("spi_09-deleted");
+        ok(
+            store.append(gone, 0, small_events(gone, 0, 2), None).await,
+            "append",
+        )?;
+        ok(store.delete_execution(gone).await, "deleteExecution")?;
+        err_kind(
+            store.delete_through(gone, 0).await,
+            "not-found",
+            "deleteThrough of a deleted stream",
+        )?;
+    }
+    if caps.claims(M::AcquireFence) {
+        let fenced = &*cx.id("spi_09-fence-only");
+        ok(store.acquire_fence(fenced).await, "acquireFence")?;
+        err_kind(
+            store.delete_through(fenced, 0).await,
+            "not-found",
+            "deleteThrough of an id that holds only a fence",
+        )?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// A last page that is exactly full has no cursor, counted over the live ids only: with
+/// `limit` = the number of live ids the first page is the last (`next_cursor` null);
+/// with one less, a second page holds one id and no cursor; with one more, one page.
+/// A deleted stream and a fence-only id must not count toward "more" (SPI-13).
+pub async fn spi_13_exactly_full_last_page_has_no_cursor<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    require_claims!(store.capabilities(), M::ListExecutionsPage);
+    let caps = store.capabilities();
+    for i in 0..3 {
+        let id = cx.id(&format!("spi_13-full-{i}"));
+        ok(
+            store.append(&id, 0, events(&id, 0, 1, "p"), None).await,
+            "append",
+        )?;
+    }
+    // Ids that sort last in this namespace and are not live streams.
+    if caps.claims(M::DeleteExecution) {
+        let gone = cx.id("spi_13-full-~deleted");
+        ok(
+            store.append(&gone, 0, events(&gone, 0, 1, "p"), None).await,
+            "append",
+        )?;
+        ok(store.delete_execution(&gone).await, "deleteExecution")?;
+    }
+    if caps.claims(M::AcquireFence) {
+        ok(
+            store.acquire_fence(&cx.id("spi_13-full-~fence")).await,
+            "acquireFence",
+        )?;
+    }
+    let live = ok(store.list_executions().await, "listExecutions")?;
+    let total = live.len();
+    if total > LIST_PAGE_LIMIT_MAX - 1 {
+        return Ok(Outcome::Pass);
+    }
+    for limit in [total, total - 1, total + 1] {
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        let mut pages = 0;
+        loop {
+            let page = ok(
+                store.list_executions_page(cursor.clone(), limit).await,
+                "listExecutionsPage",
+            )?;
+            pages += 1;
+            ensure!(
+                page.ids.len() <= limit,
+                "a page of {} ids for limit {limit}",
+                page.ids.len()
+            );
+            ensure!(
+                page.next_cursor.is_none() || page.ids.len() == limit,
+                "a page of {} ids (limit {limit}) has a next cursor",
+                page.ids.len()
+            );
+            seen.extend(page.ids);
+            match page.next_cursor {
+                Some(c) if pages < 4 => cursor = Some(c),
+                Some(_) => break,
+                None => break,
+            }
+        }
+        let want_pages = total.div_ceil(limit);
+        ensure!(
+            pages == want_pages,
+            "{total} live ids paged by {limit} took {pages} pages, expected {want_pages} (an exactly full last page must have a null cursor)"
+        );
+        ensure!(
+            seen == live,
+            "paging by {limit} returned {} ids, listExecutions {total}",
+            seen.len()
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// `copyPrefix` checks in order, so a request wrong in two ways fails with the first:
+/// the same source and target is `invalid-argument`, an unknown source is `not-found`
+/// even when the target is live, a compacted source or a `through` past the head is
+/// `invalid-argument` even when the target is live, and only then a live target is
+/// `conflict` naming its head; `through` at the last event copies everything, at the
+/// head it is refused (SPI-14, GAP-27).
+pub async fn spi_14_copy_prefix_checks_in_order<S: EventStore>(store: &S, cx: &Ctx) -> Verdict {
+    require_claims!(store.capabilities(), M::CopyPrefix);
+    let (src, live) = (&*cx.id("spi_14-order-src"), &*cx.id("spi_14-order-live"));
+    ok(
+        store.append(src, 0, events(src, 0, 4, "s"), None).await,
+        "append source",
+    )?;
+    ok(
+        store.append(live, 0, events(live, 0, 2, "t"), None).await,
+        "append target",
+    )?;
+    err_kind(
+        store.copy_prefix(src, src, 0).await,
+        "invalid-argument",
+        "copyPrefix onto itself",
+    )?;
+    err_kind(
+        store
+            .copy_prefix(&cx.id("spi_14-order-nobody"), live, 0)
+            .await,
+        "not-found",
+        "an unknown source and a live target",
+    )?;
+    err_kind(
+        store.copy_prefix(src, live, 4).await,
+        "invalid-argument",
+        "through at the source's head and a live target",
+    )?;
+    let e = err_kind(
+        store.copy_prefix(src, live, 3).await,
+        "conflict",
+        "a live target",
+    )?;
+    ensure!(
+        e.kind
+            == StoreErrorKind::Conflict {
+                expected_next: 0,
+                actual_next: 2
+            },
+        "copyPrefix into {live} (at 2): facts {:?}",
+        e.kind
+    );
+    let whole = &*cx.id("spi_14-order-whole");
+    let ack = ok(
+        store.copy_prefix(src, whole, 3).await,
+        "copy through the last event",
+    )?;
+    ensure!(
+        ack == AppendAck {
+            first_sequence: 0,
+            next_sequence: 4
+        },
+        "ack {ack:?}"
+    );
+    let one = &*cx.id("spi_14-order-one");
+    let ack = ok(store.copy_prefix(src, one, 0).await, "copy through 0")?;
+    ensure!(
+        ack.next_sequence == 1,
+        "copy through 0 acknowledged {ack:?}"
+    );
+    if store.capabilities().claims(M::DeleteThrough) {
+        ok(store.delete_through(src, 0).await, "deleteThrough(0)")?;
+        err_kind(
+            store.copy_prefix(src, live, 2).await,
+            "invalid-argument",
+            "a compacted source and a live target",
+        )?;
+    }
     Ok(Outcome::Pass)
 }

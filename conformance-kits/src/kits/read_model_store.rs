@@ -19,6 +19,10 @@ crate::__kit_cases! {
         spi_20_query_limit_out_of_range_is_invalid => ["SPI-20"], "1.0.0", [];
         spi_20_query_forged_cursor_is_invalid => ["SPI-20"], "1.0.0", [];
         spi_20_query_collections_are_separate => ["SPI-20"], "1.0.0", [];
+        spi_20_exactly_full_last_page_has_no_cursor => ["SPI-20"], "1.0.0", [];
+        spi_20_document_limit_from_both_sides => ["SPI-20"], "1.0.0", [];
+        spi_20_documents_read_back_identical => ["SPI-20"], "1.0.0", [];
+        spi_20_query_is_in_byte_order_of_ids => ["SPI-20"], "1.0.0", [];
     ]
 }
 
@@ -225,5 +229,155 @@ pub async fn spi_20_query_collections_are_separate<S: ReadModelStore>(
         ok(store.get(b, "x").await, "get")?.is_none(),
         "a document of one collection reads from another"
     );
+    Ok(Outcome::Pass)
+}
+
+/// Pages an exactly divisible collection: every page but the last is full, and the
+/// last, exactly full, has a null cursor, so the number of pages is exactly
+/// `ceil(n / limit)` (never one more, empty page); limit 1, a divisor, the whole
+/// collection and one past it (SPI-20).
+pub async fn spi_20_exactly_full_last_page_has_no_cursor<S: ReadModelStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let c = &*cx.id("full");
+    let n = 12usize;
+    for i in (0..n).rev() {
+        ok(
+            store.upsert(c, &format!("d{i:02}"), json!(i)).await,
+            "upsert",
+        )?;
+    }
+    for limit in [1i64, 3, 4, 6, 12, 13] {
+        let (ids, pages) = page_through(store, c, limit).await?;
+        ensure!(
+            ids.len() == n,
+            "paging by {limit} returned {} documents",
+            ids.len()
+        );
+        let want = n.div_ceil(limit as usize);
+        ensure!(
+            pages == want,
+            "{n} documents paged by {limit} took {pages} pages, expected {want}: an exactly full last page must have a null cursor"
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// The document limit from both sides, in bytes of JSON text: exactly
+/// `DOCUMENT_BYTES_MAX` (ASCII and two-byte characters) is stored and reads back
+/// identical, one byte more is `invalid-argument` and leaves the old document (SPI-20).
+pub async fn spi_20_document_limit_from_both_sides<S: ReadModelStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::kits::durable_state_store::value_of_json_bytes;
+    use loom_kernel::spi::plugin::DOCUMENT_BYTES_MAX;
+    let c = &*cx.id("limit");
+    for pad in ['x', '\u{e9}'] {
+        let id = &*format!("doc-{}", pad.len_utf8());
+        let at = value_of_json_bytes(DOCUMENT_BYTES_MAX, pad);
+        ok(
+            store.upsert(c, id, at.clone()).await,
+            "upsert of exactly DOCUMENT_BYTES_MAX",
+        )?;
+        err_kind(
+            store
+                .upsert(c, id, value_of_json_bytes(DOCUMENT_BYTES_MAX + 1, pad))
+                .await,
+            "invalid-argument",
+            "upsert of DOCUMENT_BYTES_MAX + 1 bytes",
+        )?;
+        let got = ok(store.get(c, id).await, "get")?;
+        ensure!(
+            got.as_ref() == Some(&at),
+            "{c}/{id}: after a refused oversize upsert the document is not the {DOCUMENT_BYTES_MAX}-byte one"
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Documents read back identical by `get` and by `query`: decision 0006 values, `{}`,
+/// and a `null` document, which is a stored document (`Some(null)`), not an absent one;
+/// ids with non-ASCII and astral characters (SPI-20).
+pub async fn spi_20_documents_read_back_identical<S: ReadModelStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let c = &*cx.id("fidelity-\u{e9}");
+    let docs = [
+        ("a-payload", crate::case::fidelity_payload("document")),
+        ("b-null", serde_json::Value::Null),
+        ("c-empty", json!({})),
+        (
+            "d-\u{1f600}",
+            json!([9_007_199_254_740_993u64, -0.0, "\u{10ffff}"]),
+        ),
+    ];
+    for (id, doc) in &docs {
+        ok(store.upsert(c, id, doc.clone()).await, "upsert")?;
+    }
+    for (id, doc) in &docs {
+        match ok(store.get(c, id).await, "get")? {
+            Some(got) if crate::case::same_json(&got, doc) => {}
+            other => {
+                return Err(Failure(format!(
+                    "{c}/{id}: upserted {doc}, get read back {other:?}"
+                )))
+            }
+        }
+    }
+    let page = ok(store.query(c, query(10, None)).await, "query")?;
+    ensure!(
+        page.docs.len() == docs.len() && page.next_cursor.is_none(),
+        "query of {c} gave {} documents (cursor {:?}), expected {}",
+        page.docs.len(),
+        page.next_cursor,
+        docs.len()
+    );
+    for (got, (id, doc)) in page.docs.iter().zip(&docs) {
+        ensure!(
+            got.id == *id && crate::case::same_json(&got.doc, doc),
+            "query of {c}: {}={} where {id}={doc} was upserted",
+            got.id,
+            got.doc
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Query order is the byte order of ids over more than one page (`d-10` before `d-9`,
+/// upper case before lower case, non-ASCII last), each id once (SPI-20).
+pub async fn spi_20_query_is_in_byte_order_of_ids<S: ReadModelStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let c = &*cx.id("order");
+    let ids = [
+        "d-9",
+        "d-10",
+        "d-1",
+        "d-B",
+        "d-a",
+        "d-\u{e9}",
+        "d-Z",
+        "d-100",
+        "d-\u{1f600}",
+        "d-0",
+        "d-\u{ff}",
+        "d-b",
+    ];
+    for id in ids {
+        ok(store.upsert(c, id, json!(id)).await, "upsert")?;
+    }
+    let mut want: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    for limit in [5, 100] {
+        let (got, _) = page_through(store, c, limit).await?;
+        ensure!(
+            got == want,
+            "paging {c} by {limit} gave {got:?}, expected byte order {want:?}"
+        );
+    }
     Ok(Outcome::Pass)
 }

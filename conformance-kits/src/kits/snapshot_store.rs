@@ -7,7 +7,8 @@ use loom_kernel::spi::{SnapshotStore, SnapshotStoreMethod as M};
 use loom_kernel::versions::{EVENT_SCHEMA_VERSION, SNAPSHOT_STORE_SPI_VERSION};
 
 use crate::case::{
-    check_capabilities, check_probe, ensure, ok, require_claims, Ctx, Failure, Outcome, Verdict,
+    check_capabilities, check_probe, ensure, err_kind, ok, require_claims, Ctx, Failure, Outcome,
+    Verdict,
 };
 
 crate::__kit_cases! {
@@ -22,6 +23,9 @@ crate::__kit_cases! {
         spi_15_delete_execution_removes_every_snapshot => ["SPI-15", "GAP-27"], "1.0.0", ["deleteExecution"];
         spi_16_prune_snapshots_deletes_exactly_through => ["SPI-16"], "1.2.0", ["pruneSnapshots"];
         spi_17_list_sequences_ascending => ["SPI-17"], "1.3.0", ["listSequences"];
+        spi_15_latest_of_many_snapshots => ["SPI-15", "SPI-17"], "1.0.0", [];
+        spi_16_prune_at_zero_at_a_snapshot_and_past_the_latest => ["SPI-16"], "1.2.0", ["pruneSnapshots"];
+        spi_15_values_read_back_identical => ["SPI-15"], "1.0.0", [];
     ]
 }
 
@@ -254,6 +258,198 @@ pub async fn snap_09_decision_order_survives_key_reordering<S: SnapshotStore>(
     ensure!(
         order == made,
         "decisions of {id} sorted by seq come out {order:?}, they were made {made:?}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// Sequences saved out of order, across digit boundaries (9/10, 99/100) and beyond
+/// 2^32 and 2^53, so a store that sorts them as text or truncates them is seen.
+pub const MANY_SNAPSHOT_SEQUENCES: [u64; 11] = [
+    9,
+    10,
+    2,
+    100,
+    99,
+    1_000_000,
+    3,
+    (1 << 40) + 7,
+    4_294_967_296,
+    9_007_199_254_740_993,
+    0,
+];
+
+/// With many snapshots, `loadLatest` is always the highest sequence (compared as a
+/// number): after each save in a scrambled order, after a save below the latest, after
+/// replacing the latest, and after pruning or deleting down to the next one; and
+/// `listSequences` is numeric order (SPI-15, SPI-17).
+pub async fn spi_15_latest_of_many_snapshots<S: SnapshotStore>(store: &S, cx: &Ctx) -> Verdict {
+    let id = &*cx.id("spi_15-many");
+    let mut saved: Vec<u64> = Vec::new();
+    for seq in MANY_SNAPSHOT_SEQUENCES {
+        ok(
+            store.save(id, record(seq, &format!("at{seq}"))).await,
+            "save",
+        )?;
+        saved.push(seq);
+        let want = *saved.iter().max().unwrap_or(&seq);
+        let latest = ok(store.load_latest(id).await, "loadLatest")?;
+        ensure!(
+            latest == Some(record(want, &format!("at{want}"))),
+            "after saving {saved:?} to {id}, loadLatest gave the record at {:?}, expected {want}",
+            latest.map(|r| r.sequence)
+        );
+    }
+    let max = *saved.iter().max().unwrap_or(&0);
+    ok(
+        store.save(id, record(max, "replaced")).await,
+        "replace the latest",
+    )?;
+    let latest = ok(store.load_latest(id).await, "loadLatest")?;
+    ensure!(
+        latest == Some(record(max, "replaced")),
+        "after replacing the latest snapshot of {id}, loadLatest gave {latest:?}"
+    );
+    let caps = store.capabilities();
+    let mut sorted = saved.clone();
+    sorted.sort_unstable();
+    if caps.claims(M::ListSequences) {
+        let listed = ok(store.list_sequences(id).await, "listSequences")?;
+        ensure!(
+            listed == sorted,
+            "listSequences of {id} gave {listed:?}, expected {sorted:?}"
+        );
+    }
+    if caps.claims(M::PruneSnapshots) {
+        // Pruning through the second highest leaves exactly the highest.
+        let second = sorted[sorted.len() - 2];
+        let n = ok(store.prune_snapshots(id, second).await, "pruneSnapshots")?;
+        ensure!(
+            n == sorted.len() as u64 - 1,
+            "pruneSnapshots({second}) of {id} reported {n}, expected {}",
+            sorted.len() - 1
+        );
+        let latest = ok(store.load_latest(id).await, "loadLatest")?;
+        ensure!(
+            latest.map(|r| r.sequence) == Some(max),
+            "pruning below the latest disturbed it"
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// `pruneSnapshots` at every end: at 0 (sequence 0 included), at a stored sequence `k`
+/// (deleted) and at `k - 1` (kept), past the latest (everything), at `SEQUENCE_MAX`
+/// (allowed) and past it (`invalid-argument`, nothing deleted); on an unknown id it
+/// deletes nothing (SPI-16).
+pub async fn spi_16_prune_at_zero_at_a_snapshot_and_past_the_latest<S: SnapshotStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use loom_kernel::spi::SEQUENCE_MAX;
+    require_claims!(store.capabilities(), M::PruneSnapshots);
+    let id = &*cx.id("spi_16-ends");
+    for seq in [0, 5, 10, 11, 100] {
+        ok(store.save(id, record(seq, "x")).await, "save")?;
+    }
+    err_kind(
+        store.prune_snapshots(id, SEQUENCE_MAX + 1).await,
+        "invalid-argument",
+        "pruneSnapshots(SEQUENCE_MAX + 1)",
+    )?;
+    for (through, want, latest) in [
+        (0u64, 1u64, Some(100u64)),
+        (0, 0, Some(100)),
+        (4, 0, Some(100)),
+        (5, 1, Some(100)),
+        (10, 1, Some(100)),
+        (99, 1, Some(100)),
+        (100, 1, None),
+    ] {
+        let n = ok(
+            store.prune_snapshots(id, through).await,
+            &format!("pruneSnapshots({through})"),
+        )?;
+        ensure!(
+            n == want,
+            "pruneSnapshots({through}) of {id} reported {n}, expected {want}"
+        );
+        let got = ok(store.load_latest(id).await, "loadLatest")?.map(|r| r.sequence);
+        ensure!(
+            got == latest,
+            "after pruneSnapshots({through}) of {id}, the latest is {got:?}, expected {latest:?}"
+        );
+    }
+    ok(
+        store.save(id, record(7, "again")).await,
+        "save after pruning everything",
+    )?;
+    ensure!(
+        ok(
+            store.prune_snapshots(id, SEQUENCE_MAX).await,
+            "pruneSnapshots(SEQUENCE_MAX)"
+        )? == 1,
+        "pruneSnapshots(SEQUENCE_MAX) did not delete the one snapshot"
+    );
+    ensure!(
+        ok(
+            store.prune_snapshots(&cx.id("spi_16-nobody"), 10).await,
+            "prune of an unknown id"
+        )? == 0,
+        "pruning an unknown id deleted something"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// A snapshot's state reads back as saved: integers beyond 2^53, floats, negative zero,
+/// non-ASCII and astral text, `{}`, `[]` and `null` members, and the schema version
+/// string (SPI-15; decision 0006). A sequence past `SEQUENCE_MAX` or an empty id is
+/// `invalid-argument`, nothing saved.
+pub async fn spi_15_values_read_back_identical<S: SnapshotStore>(store: &S, cx: &Ctx) -> Verdict {
+    use loom_kernel::spi::SEQUENCE_MAX;
+    let id = &*format!("{}\u{e9}\u{1f600}", cx.id("spi_15-fidelity-"));
+    let saved = SnapshotRecord {
+        schema_version: EVENT_SCHEMA_VERSION.to_string(),
+        sequence: 9_007_199_254_740_993,
+        state: json!({
+            "status": "running",
+            "variables": crate::case::fidelity_payload("snapshot"),
+            "frames": {},
+            "sequence": 9_007_199_254_740_993u64,
+            "nothing": null,
+            "startedAt": 1, "updatedAt": 2
+        }),
+    };
+    ok(store.save(id, saved.clone()).await, "save")?;
+    let loaded = ok(store.load_latest(id).await, "loadLatest")?
+        .ok_or_else(|| Failure(format!("no snapshot of {id} after save")))?;
+    ensure!(
+        loaded.sequence == saved.sequence && loaded.schema_version == saved.schema_version,
+        "the snapshot of {id} read back at sequence {} version {:?}, saved at {} version {:?}",
+        loaded.sequence,
+        loaded.schema_version,
+        saved.sequence,
+        saved.schema_version
+    );
+    ensure!(
+        crate::case::same_json(&loaded.state, &saved.state),
+        "the state of {id} read back as {} but was saved as {}",
+        loaded.state,
+        saved.state
+    );
+    let other = &*cx.id("spi_15-fidelity-bad");
+    err_kind(
+        store.save(other, record(SEQUENCE_MAX + 1, "x")).await,
+        "invalid-argument",
+        "save at SEQUENCE_MAX + 1",
+    )?;
+    err_kind(
+        store.save("", record(1, "x")).await,
+        "invalid-argument",
+        "save under the empty id",
+    )?;
+    ensure!(
+        ok(store.load_latest(other).await, "loadLatest")?.is_none(),
+        "a refused save was stored"
     );
     Ok(Outcome::Pass)
 }

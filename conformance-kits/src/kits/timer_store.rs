@@ -11,6 +11,8 @@ crate::__kit_cases! {
         ref_timers_due_ordered_by_wake_at_then_id => ["GAP-25"], "1.0.0", [];
         ref_timers_cancel_removes => ["GAP-25"], "1.0.0", [];
         ref_timers_due_limit_is_bounded => ["GAP-25"], "1.0.0", [];
+        ref_timers_due_boundaries_and_numeric_order => ["GAP-25"], "1.0.0", [];
+        ref_timers_reschedule_after_cancel_and_byte_order => ["GAP-25"], "1.0.0", [];
     ]
 }
 
@@ -111,5 +113,141 @@ pub async fn ref_timers_due_limit_is_bounded<T: TimerStore>(store: &T, _cx: &Ctx
         "invalid-argument",
         "empty key",
     )?;
+    Ok(Outcome::Pass)
+}
+
+/// `due` around a wake time from both sides (`now = wake - 1` excludes it, `now = wake`
+/// includes it), at the ends of `i64` and below zero, and in numeric order over 150
+/// timers scheduled scrambled across digit boundaries, so a store comparing wake times
+/// as text or as 32-bit numbers is seen (GAP-25).
+pub async fn ref_timers_due_boundaries_and_numeric_order<T: TimerStore>(
+    store: &T,
+    _cx: &Ctx,
+) -> Verdict {
+    let n = 150i64;
+    // A permutation of 0..n: 7 is coprime with 150.
+    for i in 0..n {
+        let w = (i * 7) % n;
+        ok(
+            store
+                .schedule(timer(&format!("t-n{w:03}"), "k", w * 10 - 500))
+                .await,
+            "schedule",
+        )?;
+    }
+    ok(
+        store.schedule(timer("t-min", "k", i64::MIN)).await,
+        "schedule at i64::MIN",
+    )?;
+    ok(
+        store.schedule(timer("t-max", "k", i64::MAX)).await,
+        "schedule at i64::MAX",
+    )?;
+    let all = ok(
+        store.due(i64::MAX, TIMER_DUE_LIMIT_MAX).await,
+        "due at i64::MAX",
+    )?;
+    ensure!(
+        all.len() as i64 == n + 2,
+        "due at i64::MAX gave {} timers, {} were scheduled",
+        all.len(),
+        n + 2
+    );
+    ensure!(
+        all.windows(2).all(|w| w[0].wake_at_ms <= w[1].wake_at_ms),
+        "due is not in wake-time order: {:?}",
+        all.iter()
+            .map(|t| t.wake_at_ms)
+            .take(20)
+            .collect::<Vec<_>>()
+    );
+    ensure!(
+        all.first().map(|t| t.execution_id.as_str()) == Some("t-min")
+            && all.last().map(|t| t.execution_id.as_str()) == Some("t-max"),
+        "the i64 ends are not first and last"
+    );
+    for (now, want) in [
+        (-501i64, 1usize),
+        (-500, 2),
+        (-491, 2),
+        (-490, 3),
+        (990, n as usize + 1),
+    ] {
+        let got = ok(store.due(now, TIMER_DUE_LIMIT_MAX).await, "due")?;
+        ensure!(
+            got.len() == want,
+            "due({now}) gave {} timers, expected {want} (a wake time equal to now is due, one after it is not)",
+            got.len()
+        );
+    }
+    let exact = ok(
+        store.due(-490, 3).await,
+        "due with a limit equal to the count",
+    )?;
+    ensure!(
+        exact.len() == 3,
+        "a limit equal to the due count gave {}",
+        exact.len()
+    );
+    let fewer = ok(store.due(-490, 2).await, "due with a limit below the count")?;
+    ensure!(
+        fewer == exact[..2],
+        "a limit of 2 gave {fewer:?}, not the first two of {exact:?}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// After `cancel`, scheduling the same key again takes the new deadline (idempotence
+/// is per live timer, not forever); a key is cancelled only for its own execution, and
+/// ids and keys order by their bytes (GAP-25).
+pub async fn ref_timers_reschedule_after_cancel_and_byte_order<T: TimerStore>(
+    store: &T,
+    _cx: &Ctx,
+) -> Verdict {
+    ok(store.schedule(timer("t-re", "k", 100)).await, "schedule")?;
+    ok(store.schedule(timer("t-other", "k", 100)).await, "schedule")?;
+    ensure!(
+        ok(store.cancel("t-re", "k").await, "cancel")?,
+        "cancel found nothing"
+    );
+    let again = ok(
+        store.schedule(timer("t-re", "k", 500)).await,
+        "schedule again",
+    )?;
+    ensure!(
+        again.wake_at_ms == 500,
+        "scheduling after cancel returned {again:?}, expected the new deadline 500"
+    );
+    let due = ok(store.due(499, 10).await, "due")?;
+    ensure!(
+        due == vec![timer("t-other", "k", 100)],
+        "due(499) gave {due:?}: the cancel touched another execution or the old deadline came back"
+    );
+    let ids = [
+        "t-\u{e9}",
+        "t-Z",
+        "t-a",
+        "t-B",
+        "t-10",
+        "t-9",
+        "t-\u{1f600}",
+    ];
+    for id in ids {
+        ok(
+            store.schedule(timer(id, "k\u{e9}", 1_000)).await,
+            "schedule",
+        )?;
+    }
+    let got: Vec<String> = ok(store.due(1_000, 100).await, "due")?
+        .into_iter()
+        .filter(|t| t.wake_at_ms == 1_000)
+        .map(|t| t.execution_id)
+        .collect();
+    let mut want: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    ensure!(
+        got == want,
+        "timers due at the same time came in the order {got:?}, expected byte order {want:?}"
+    );
     Ok(Outcome::Pass)
 }
