@@ -57,6 +57,9 @@ enum Command {
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
+    // Adapters run in process groups of their own, out of reach of the terminal's
+    // Ctrl-C: end them before exiting on an interrupt.
+    loom_process::install_interrupt_cleanup();
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => cli::check::run(args),

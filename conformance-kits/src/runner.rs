@@ -66,8 +66,8 @@ pub fn fresh_run_id() -> String {
 /// (the stdio client resets the adapter before a case and reports a crash, hang or
 /// garbled answer after it).
 pub trait CaseHooks {
-    /// Called before the case runs; an error makes the case an `error`.
-    fn before_case(&self, _cx: &Ctx) -> Result<(), String> {
+    /// Called before case `case` of kit `kit` runs; an error makes the case an `error`.
+    fn before_case(&self, _kit: &str, _case: &str, _cx: &Ctx) -> Result<(), String> {
         Ok(())
     }
     /// Called after the case; `Some` overrides its status (e.g. `error` when the adapter
@@ -124,7 +124,7 @@ where
                     info.rules.iter().copied(),
                     status,
                 )
-                .with_message(format!("{}: {message}", info.id));
+                .with_message(message);
             }
         }
         result = result.with_duration_ms(started.elapsed().as_millis() as u64);
@@ -149,7 +149,7 @@ where
     let rules = info.rules.iter().copied();
     let error =
         |message: String| CaseResult::error(KITS_AREA, K::NAME, info.id, rules.clone(), message);
-    if let Err(e) = hooks.before_case(cx) {
+    if let Err(e) = hooks.before_case(K::NAME, info.id, cx) {
         return error(format!("{}: setting up the case failed: {e}", info.id));
     }
     let store = match factory(cx, K::FRESH_STORE).await {

@@ -5,23 +5,22 @@
 //!
 //! Key design decisions:
 //!
-//! - **Nothing is replayed silently.** A crash, a hang (no answer within
-//!   [`CALL_TIMEOUT`]), output that is not JSON, an answer to the wrong id or an unknown
-//!   error kind is recorded as a *fault* and surfaces as a `backend` error to the case.
-//!   The runner's hook ([`StdioHooks`]) then reports that case as `error` (or `timeout`)
-//!   with the fault's message, whatever the case concluded. The adapter is restarted
-//!   (and greeted again) before the next call, never retried mid-case.
+//! - **The process is `loom-process`'s.** Spawning in a process group of its own, the
+//!   handshake and call time limits, restarts, per-process stderr, blame for stray lines
+//!   and the shutdown all live in [`loom_process::Adapter`], shared with the kernel
+//!   protocol's client. This module owns what the answers mean: SPI results, the typed
+//!   error kinds and their facts, and the claims of `hello`.
+//! - **Nothing is replayed silently.** A crash, a hang, output that is not JSON, an
+//!   answer to the wrong id or an unknown error kind is recorded as a *fault* of the case
+//!   whose request it was and surfaces as a `backend` error to the case. The runner's
+//!   hook ([`StdioHooks`]) then reports that case as `error` (or `timeout`) with the
+//!   fault's message, whatever the case concluded. A stray line (a second answer, a line
+//!   nobody asked for) is blamed on the case of the request it belongs to, even when that
+//!   case already ended ([`StdioStore::take_blames`]).
 //! - **Isolation.** Before each case the harness sends `reset` with the case's namespace;
 //!   the adapter drops all state. Execution ids are namespaced as well.
-//! - **Plain threads.** std::process plus one reader thread per stream and a channel with
-//!   `recv_timeout`; no async I/O is needed because each call waits for its answer.
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -40,6 +39,7 @@ use loom_kernel::spi::{
     StoreError, StoreErrorKind, Timer, TimerStore, Versioned, CONTENT_BYTES_MAX,
     STORE_ERROR_KIND_NAMES,
 };
+use loom_process::{Adapter, AdapterConfig, Blame, FaultKind, ShutdownReport};
 use loom_report::Status;
 
 use crate::case::Ctx;
@@ -49,16 +49,18 @@ use crate::runner::CaseHooks;
 /// 1.1 added the dispatcher, the timer store and the three plugin-tier SPIs
 /// (additive: a 1.0 adapter simply does not list them in `hello`).
 pub const PROTOCOL_VERSION: &str = "1.1";
-/// How long one call may take before the adapter is declared hung and killed.
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long the adapter may take to start and answer `hello`.
-pub const HELLO_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long one call may take before the adapter is declared hung and ended, by default
+/// (`loom conform --timeout-ms` changes it).
+pub const CALL_TIMEOUT: Duration = Duration::from_millis(loom_process::CALL_TIMEOUT_MS_DEFAULT);
+/// How long the adapter may take to start and answer `hello`, by default
+/// (`--hello-timeout-ms`).
+pub const HELLO_TIMEOUT: Duration = Duration::from_millis(loom_process::HELLO_TIMEOUT_MS_DEFAULT);
 /// Longest response line accepted, in bytes; a longer one is a protocol fault.
-pub const LINE_BYTES_MAX: usize = 64 * 1024 * 1024;
+pub const LINE_BYTES_MAX: usize = loom_process::LINE_BYTES_MAX_DEFAULT;
 /// Most adapter restarts in one run; after that every call fails fast.
-pub const RESTARTS_MAX: u32 = 32;
-/// Lines of the adapter's stderr kept for error messages.
-pub const STDERR_LINES_KEPT: usize = 20;
+pub const RESTARTS_MAX: u32 = loom_process::RESTARTS_MAX_DEFAULT;
+/// What the runner calls the program in messages.
+pub const ROLE: &str = "store adapter";
 
 /// The SPI names `hello` uses as keys of `spis`.
 pub const SPI_EVENT_STORE: &str = "eventStore";
@@ -88,26 +90,101 @@ pub struct Fault {
     pub message: String,
 }
 
-enum Line {
-    Text(String),
-    Closed(String),
+impl Fault {
+    fn from_process(fault: &loom_process::Fault) -> Fault {
+        Fault {
+            status: status_of(fault.kind),
+            message: fault.message.clone(),
+        }
+    }
 }
 
-struct Process {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<Line>,
+/// The report status of a process fault: a hang is `timeout`, everything else `error`.
+pub fn status_of(kind: FaultKind) -> Status {
+    if kind.is_timeout() {
+        Status::Timeout
+    } else {
+        Status::Error
+    }
+}
+
+/// How to start a store adapter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StdioConfig {
+    /// The command line, run by `sh -c`.
+    pub command: String,
+    /// Per-call time limit.
+    pub call_timeout: Duration,
+    /// Time limit for starting and answering `hello`.
+    pub hello_timeout: Duration,
+}
+
+impl StdioConfig {
+    /// A config with the default time limits.
+    pub fn new(command: impl Into<String>) -> StdioConfig {
+        StdioConfig {
+            command: command.into(),
+            call_timeout: CALL_TIMEOUT,
+            hello_timeout: HELLO_TIMEOUT,
+        }
+    }
+
+    fn adapter_config(&self) -> AdapterConfig {
+        let mut c = AdapterConfig::new(
+            self.command.trim(),
+            ROLE,
+            json!({ "protocolVersion": PROTOCOL_VERSION }),
+        );
+        c.call_timeout = self.call_timeout;
+        c.hello_timeout = self.hello_timeout;
+        c.restarts_max = RESTARTS_MAX;
+        c.line_bytes_max = LINE_BYTES_MAX;
+        c
+    }
+}
+
+/// Checks a store adapter's `hello`: the protocol major must be this client's.
+pub fn check_hello(hello: &Value) -> Result<(), String> {
+    let theirs = hello.get("protocolVersion").and_then(Value::as_str);
+    let ours = PROTOCOL_VERSION.split('.').next();
+    match theirs {
+        Some(v) if v.split('.').next() == ours => Ok(()),
+        Some(v) => Err(format!(
+            "the store adapter speaks protocol {v:?}, this harness {PROTOCOL_VERSION} (the major must match)"
+        )),
+        None => Err(format!(
+            "the store adapter's hello has no string `protocolVersion` (this harness speaks {PROTOCOL_VERSION})"
+        )),
+    }
 }
 
 struct Session {
-    command: String,
-    process: Option<Process>,
-    next_id: u64,
-    hello: Option<Value>,
+    adapter: Adapter,
+    /// The case the requests belong to (`kit/case`), for blame.
+    tag: String,
+    /// The first fault of the current case.
     fault: Option<Fault>,
-    restarts: u32,
-    call_timeout: Duration,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Faults blamed on cases other than the current one, not yet taken.
+    blames: Vec<Blame>,
+}
+
+impl Session {
+    fn collect_blames(&mut self) {
+        for blame in self.adapter.take_blames() {
+            if blame.tag == self.tag {
+                self.record(Fault::from_process(&blame.fault));
+            } else {
+                self.blames.push(blame);
+            }
+        }
+    }
+
+    /// Keeps the first fault of a case: it is the cause, later ones are consequences.
+    fn record(&mut self, fault: Fault) {
+        if self.fault.is_none() {
+            self.fault = Some(fault);
+        }
+    }
 }
 
 /// A store behind a child process speaking the stdio store protocol. Cloning shares the
@@ -124,30 +201,30 @@ fn lock(m: &Mutex<Session>) -> MutexGuard<'_, Session> {
 }
 
 impl StdioStore {
-    /// Starts `command` (run by `sh -c`) and exchanges `hello`.
+    /// Starts `command` (run by `sh -c`) with the default time limits and exchanges
+    /// `hello`.
     pub fn spawn(command: &str) -> Result<StdioStore, String> {
-        let store = StdioStore {
+        Self::start(&StdioConfig::new(command)).map_err(|f| f.message)
+    }
+
+    /// Starts the adapter and exchanges `hello`. A failed start or handshake is the
+    /// runner's fault (kind `spawn` or `handshake`), naming the cause and what the
+    /// adapter wrote on stderr; its process group is already ended.
+    pub fn start(config: &StdioConfig) -> Result<StdioStore, loom_process::Fault> {
+        let adapter = Adapter::start(config.adapter_config(), check_hello)?;
+        Ok(StdioStore {
             session: Arc::new(Mutex::new(Session {
-                command: command.to_string(),
-                process: None,
-                next_id: 1,
-                hello: None,
+                adapter,
+                tag: String::new(),
                 fault: None,
-                restarts: 0,
-                call_timeout: CALL_TIMEOUT,
-                stderr: Arc::new(Mutex::new(VecDeque::new())),
+                blames: Vec::new(),
             })),
-        };
-        {
-            let mut s = lock(&store.session);
-            s.start()?;
-        }
-        Ok(store)
+        })
     }
 
     /// The adapter's `hello` answer.
     pub fn hello(&self) -> Option<Value> {
-        lock(&self.session).hello.clone()
+        lock(&self.session).adapter.hello().cloned()
     }
 
     /// True when `hello` lists the SPI `spi` (e.g. [`SPI_SNAPSHOT_STORE`]).
@@ -157,9 +234,48 @@ impl StdioStore {
             .is_some()
     }
 
-    /// Takes the fault recorded since the last call, if any.
+    /// Names the case the next requests belong to (`kit/case`), and forgets the previous
+    /// case's fault.
+    pub fn begin_case(&self, tag: &str) {
+        let mut s = lock(&self.session);
+        s.collect_blames();
+        s.tag = tag.to_string();
+        s.fault = None;
+    }
+
+    /// Takes the fault recorded for the current case, if any.
     pub fn take_fault(&self) -> Option<Fault> {
-        lock(&self.session).fault.take()
+        let mut s = lock(&self.session);
+        s.collect_blames();
+        s.fault.take()
+    }
+
+    /// Takes the faults blamed on cases other than the current one (a second answer to a
+    /// request of an earlier case, a line written after a case ended), each with the tag
+    /// of the case at fault.
+    pub fn take_blames(&self) -> Vec<Blame> {
+        let mut s = lock(&self.session);
+        s.collect_blames();
+        std::mem::take(&mut s.blames)
+    }
+
+    /// Ends the adapter: end of input, then `SIGTERM`, then `SIGKILL` to its whole
+    /// process group. Reports lines written after the last answer (blamed on its case),
+    /// an adapter that ignored end of input, and processes it left behind. Later calls
+    /// fail fast.
+    pub fn shutdown(&self) -> ShutdownReport {
+        let mut s = lock(&self.session);
+        s.collect_blames();
+        let mut report = s.adapter.shutdown();
+        let mut earlier = std::mem::take(&mut s.blames);
+        earlier.append(&mut report.blames);
+        report.blames = earlier;
+        report
+    }
+
+    /// How many times the adapter was restarted.
+    pub fn restarts(&self) -> u32 {
+        lock(&self.session).adapter.restarts()
     }
 
     /// Sends `reset` with `namespace`: the adapter drops all its state.
@@ -170,16 +286,49 @@ impl StdioStore {
     }
 
     /// Sends one request and waits for its answer. SPI errors come back as they were
-    /// answered; adapter faults as `backend` errors (and are recorded).
+    /// answered; adapter faults as `backend` errors (and are recorded for the case).
     pub fn call(&self, method: &str, params: Value) -> Result<Value, StoreError> {
-        let mut session = lock(&self.session);
-        let timeout = session.call_timeout;
-        session.call(method, params, timeout)
+        let mut s = lock(&self.session);
+        let tag = s.tag.clone();
+        let outcome = s.adapter.call(&tag, method, &params);
+        s.collect_blames();
+        let answer = match outcome {
+            Ok(answer) => answer,
+            Err(fault) => {
+                let message = fault.message.clone();
+                s.record(Fault::from_process(&fault));
+                return Err(StoreError::backend(format!("adapter fault: {message}")));
+            }
+        };
+        let id = answer.get("id").cloned().unwrap_or(Value::Null);
+        if let Some(result) = answer.get("result") {
+            return Ok(result.clone());
+        }
+        let protocol_fault = |s: &mut Session, message: String| {
+            s.record(Fault {
+                status: Status::Error,
+                message: message.clone(),
+            });
+            StoreError::backend(format!("adapter fault: {message}"))
+        };
+        match answer.get("error") {
+            Some(error) => match decode_error(error) {
+                Ok(e) => Err(e),
+                Err(why) => Err(protocol_fault(
+                    &mut s,
+                    format!("the store adapter's error for {method} (id {id}) is malformed: {why}"),
+                )),
+            },
+            None => Err(protocol_fault(
+                &mut s,
+                format!("the answer to {method} (id {id}) has neither result nor error"),
+            )),
+        }
     }
 
-    /// Sets the per-call time limit (default [`CALL_TIMEOUT`]).
+    /// Sets the per-call time limit of the running adapter (default [`CALL_TIMEOUT`]).
     pub fn with_call_timeout(self, timeout: Duration) -> StdioStore {
-        lock(&self.session).call_timeout = timeout;
+        lock(&self.session).adapter.set_call_timeout(timeout);
         self
     }
 
@@ -201,237 +350,6 @@ impl StdioStore {
             })
             .unwrap_or_default();
         Capabilities::new(version, methods)
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        if let Some(mut p) = self.process.take() {
-            let _ = p.child.kill();
-            let _ = p.child.wait();
-        }
-    }
-}
-
-impl Session {
-    fn stderr_tail(&self) -> String {
-        let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
-        if lines.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; adapter stderr: {}",
-                lines.iter().cloned().collect::<Vec<_>>().join(" | ")
-            )
-        }
-    }
-
-    fn start(&mut self) -> Result<(), String> {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(&self.command)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start adapter {:?}: {e}", self.command))?;
-        let stdin = child.stdin.take().ok_or("adapter has no stdin")?;
-        let stdout = child.stdout.take().ok_or("adapter has no stdout")?;
-        let stderr = child.stderr.take().ok_or("adapter has no stderr")?;
-        let (tx, rx) = mpsc::channel();
-        thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut buf = Vec::new();
-                let limited = (&mut reader).take(LINE_BYTES_MAX as u64 + 1);
-                let mut limited = BufReader::new(limited);
-                match limited.read_until(b'\n', &mut buf) {
-                    Ok(0) => {
-                        let _ = tx.send(Line::Closed("end of output".into()));
-                        return;
-                    }
-                    Ok(_) if buf.len() > LINE_BYTES_MAX => {
-                        let _ = tx.send(Line::Closed(format!(
-                            "a line longer than {LINE_BYTES_MAX} bytes"
-                        )));
-                        return;
-                    }
-                    Ok(_) => {
-                        let text = String::from_utf8_lossy(&buf).trim_end().to_string();
-                        if tx.send(Line::Text(text)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Line::Closed(format!("read error: {e}")));
-                        return;
-                    }
-                }
-            }
-        });
-        let kept = self.stderr.clone();
-        thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut k = kept.lock().unwrap_or_else(|p| p.into_inner());
-                if k.len() == STDERR_LINES_KEPT {
-                    k.pop_front();
-                }
-                k.push_back(line);
-            }
-        });
-        self.process = Some(Process {
-            child,
-            stdin,
-            lines: rx,
-        });
-        let hello = self
-            .exchange(
-                "hello",
-                json!({ "protocolVersion": PROTOCOL_VERSION }),
-                HELLO_TIMEOUT,
-            )
-            .map_err(|e| format!("hello failed: {e}"))?;
-        let theirs = hello
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if theirs.split('.').next() != PROTOCOL_VERSION.split('.').next() {
-            self.kill();
-            return Err(format!(
-                "the adapter speaks protocol {theirs:?}, this harness {PROTOCOL_VERSION}"
-            ));
-        }
-        self.hello = Some(hello);
-        Ok(())
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut p) = self.process.take() {
-            let _ = p.child.kill();
-            let _ = p.child.wait();
-        }
-    }
-
-    fn fault(&mut self, status: Status, message: String) -> StoreError {
-        let message = format!("{message}{}", self.stderr_tail());
-        self.kill();
-        // Keep the first fault of a case: it is the cause, later ones are consequences.
-        if self.fault.is_none() {
-            self.fault = Some(Fault {
-                status,
-                message: message.clone(),
-            });
-        }
-        StoreError::backend(format!("adapter fault: {message}"))
-    }
-
-    fn crashed(&mut self, method: &str, id: u64, why: String) -> StoreError {
-        // Give the process a moment to be reaped so the exit status can be reported.
-        thread::sleep(Duration::from_millis(20));
-        let status = self
-            .process
-            .as_mut()
-            .and_then(|p| p.child.try_wait().ok().flatten());
-        self.fault(
-            Status::Error,
-            format!("the adapter crashed during {method} (id {id}): {why}, exit status {status:?}"),
-        )
-    }
-
-    fn call(
-        &mut self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Value, StoreError> {
-        if self.process.is_none() {
-            if self.restarts >= RESTARTS_MAX {
-                return Err(self.fault(
-                    Status::Error,
-                    format!("the adapter was restarted {RESTARTS_MAX} times; giving up"),
-                ));
-            }
-            self.restarts += 1;
-            if let Err(e) = self.start() {
-                return Err(self.fault(Status::Error, format!("restarting the adapter: {e}")));
-            }
-        }
-        self.exchange(method, params, timeout)
-    }
-
-    fn exchange(
-        &mut self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Value, StoreError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let request = json!({ "id": id, "method": method, "params": params });
-        let Some(process) = self.process.as_mut() else {
-            return Err(self.fault(Status::Error, "the adapter is not running".into()));
-        };
-        // One buffer, one write: `ChildStdin` is unbuffered, and formatting a `Value`
-        // straight into it issued a write(2) per JSON token, each of which could wake
-        // the adapter on a partial line. That was most of the per-call overhead.
-        let mut line = request.to_string().into_bytes();
-        line.push(b'\n');
-        let written = process
-            .stdin
-            .write_all(&line)
-            .and_then(|_| process.stdin.flush());
-        if let Err(e) = written {
-            let status = process.child.try_wait().ok().flatten();
-            return Err(self.fault(Status::Error, format!("the adapter crashed before {method} (id {id}): writing failed ({e}), exit status {status:?}")));
-        }
-        let answer = process.lines.recv_timeout(timeout);
-        let line = match answer {
-            Ok(Line::Text(line)) => line,
-            Ok(Line::Closed(why)) => return Err(self.crashed(method, id, why)),
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(self.crashed(method, id, "output closed".into()))
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(self.fault(
-                    Status::Timeout,
-                    format!(
-                        "the adapter did not answer {method} (id {id}) within {timeout:?}; killed"
-                    ),
-                ));
-            }
-        };
-        let response: Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                let shown: String = line.chars().take(200).collect();
-                return Err(self.fault(Status::Error, format!("the adapter wrote non-JSON output in answer to {method} (id {id}): {e}: {shown:?}")));
-            }
-        };
-        if response.get("id").and_then(Value::as_u64) != Some(id) {
-            return Err(self.fault(
-                Status::Error,
-                format!(
-                    "the adapter answered id {} to {method}, expected id {id}",
-                    response.get("id").unwrap_or(&Value::Null)
-                ),
-            ));
-        }
-        if let Some(result) = response.get("result") {
-            return Ok(result.clone());
-        }
-        match response.get("error") {
-            Some(error) => match decode_error(error) {
-                Ok(e) => Err(e),
-                Err(why) => Err(self.fault(
-                    Status::Error,
-                    format!("the adapter's error for {method} (id {id}) is malformed: {why}"),
-                )),
-            },
-            None => Err(self.fault(
-                Status::Error,
-                format!("the answer to {method} (id {id}) has neither result nor error"),
-            )),
-        }
     }
 }
 
@@ -506,12 +424,66 @@ pub fn encode_error(error: &StoreError) -> Value {
     v
 }
 
+/// The suite of the results about the adapter process itself (handshake, shutdown).
+pub const ADAPTER_SUITE: &str = "adapter";
+
+/// Turns the results of kit cases blamed for a stray line into `error` results naming
+/// the fault (the case had concluded before the line was seen); a blame whose case has
+/// no result becomes a result of its own.
+pub fn apply_blames(results: &mut Vec<loom_report::CaseResult>, blames: Vec<Blame>) {
+    for blame in blames {
+        let found = results
+            .iter_mut()
+            .rev()
+            .find(|r| case_tag(&r.suite, &r.case_id) == blame.tag);
+        match found {
+            Some(r) => {
+                let was = r.status;
+                r.status = Status::Error;
+                r.failure = None;
+                r.xfail_reason = None;
+                r.message = Some(format!(
+                    "{} (the case had concluded {was} before this was seen)",
+                    blame.fault.message
+                ));
+            }
+            None => results.push(loom_report::CaseResult::error(
+                crate::runner::KITS_AREA,
+                ADAPTER_SUITE,
+                blame.tag,
+                Vec::<String>::new(),
+                blame.fault.message,
+            )),
+        }
+    }
+}
+
+/// The results an adapter's shutdown adds: a blamed stray line amends its case; end of
+/// input ignored or processes left behind is an `error` of its own.
+pub fn apply_shutdown(results: &mut Vec<loom_report::CaseResult>, report: ShutdownReport) {
+    apply_blames(results, report.blames);
+    for problem in report.problems {
+        results.push(loom_report::CaseResult::error(
+            crate::runner::KITS_AREA,
+            ADAPTER_SUITE,
+            "adapter/shutdown",
+            Vec::<String>::new(),
+            problem.message,
+        ));
+    }
+}
+
+/// The blame tag of a kit case: `kit/case`.
+pub fn case_tag(kit: &str, case: &str) -> String {
+    format!("{kit}/{case}")
+}
+
 /// Runner hooks for a [`StdioStore`]: `reset` before each case, the recorded fault after.
 pub struct StdioHooks<'a>(pub &'a StdioStore);
 
 impl CaseHooks for StdioHooks<'_> {
-    fn before_case(&self, cx: &Ctx) -> Result<(), String> {
-        let _ = self.0.take_fault();
+    fn before_case(&self, kit: &str, case: &str, cx: &Ctx) -> Result<(), String> {
+        self.0.begin_case(&case_tag(kit, case));
         self.0.reset(cx.namespace())
     }
     fn after_case(&self) -> Option<(Status, String)> {

@@ -253,7 +253,7 @@ fn assert_fault_reported(mode: &str, want: Status, needle: &str) {
 
 #[test]
 fn stdio_crashing_adapter_is_an_error_of_that_case() {
-    assert_fault_reported("crash", Status::Error, "crashed");
+    assert_fault_reported("crash", Status::Error, "exited with code 3");
 }
 
 #[test]
@@ -263,10 +263,10 @@ fn stdio_hanging_adapter_is_a_timeout_of_that_case() {
 
 #[test]
 fn stdio_non_json_output_is_an_error_of_that_case() {
-    assert_fault_reported("garbage", Status::Error, "non-JSON");
+    assert_fault_reported("garbage", Status::Error, "not JSON");
 }
 
 #[test]
 fn stdio_wrong_response_id_is_an_error_of_that_case() {
-    assert_fault_reported("wrong-id", Status::Error, "expected id");
+    assert_fault_reported("wrong-id", Status::Error, "which was never asked");
 }

@@ -65,6 +65,9 @@ pub struct CheckArgs {
     /// writes); tests whose names carry rule ids count as evidence for those rules.
     #[arg(long, value_name = "FILE")]
     pub test_results: Option<PathBuf>,
+    /// Time limits for a foreign adapter (`--store cmd:…`, `--kernel-cmd`).
+    #[command(flatten)]
+    pub adapter: super::AdapterArgs,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -101,24 +104,31 @@ pub fn run(args: CheckArgs) -> u8 {
         let mut part_results = match *part {
             "gates" => gates(),
             "fold" => fold_part(args.seed, args.fold_logs, &bar),
-            "kits" => match super::conform::kit_results_with_hello(&args.store, !args.quiet) {
-                Ok((r, hello)) => {
-                    store_hello = hello;
-                    r
+            "kits" => {
+                match super::conform::kit_results_with_hello(&args.store, args.adapter, !args.quiet)
+                {
+                    Ok((r, hello)) => {
+                        store_hello = hello;
+                        r
+                    }
+                    Err(e) => vec![CaseResult::error(
+                        "kits",
+                        "harness",
+                        "kits/start",
+                        Vec::<String>::new(),
+                        e,
+                    )],
                 }
-                Err(e) => vec![CaseResult::error(
-                    "kits",
-                    "harness",
-                    "kits/start",
-                    Vec::<String>::new(),
-                    e,
-                )],
-            },
+            }
             "spec" => spec_part(&args.workspace, &catalogue),
             "tests" => tests_part(&args),
             "sim" => loom_sim::sim_results(args.sim_seeds, false),
             "vectors" => {
-                match super::vectors::vector_results(args.kernel_cmd.as_deref(), !args.quiet) {
+                match super::vectors::vector_results(
+                    args.kernel_cmd.as_deref(),
+                    args.adapter,
+                    !args.quiet,
+                ) {
                     Ok((r, digest)) => {
                         vector_set_digest = Some(digest);
                         r

@@ -63,6 +63,9 @@ pub struct ConformArgs {
     /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails the run.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
+    /// Time limits for a `cmd:` adapter.
+    #[command(flatten)]
+    pub adapter: super::AdapterArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -73,9 +76,10 @@ pub struct ConformArgs {
 /// answer, or a description of a reference store) for the report's environment.
 pub fn kit_results_with_hello(
     store: &str,
+    adapter: super::AdapterArgs,
     show_progress: bool,
 ) -> Result<(Vec<CaseResult>, Option<Value>), String> {
-    run_selected(store, &[], None, show_progress)
+    run_selected(store, &[], None, adapter, show_progress)
 }
 
 /// Runs `loom conform`.
@@ -99,15 +103,20 @@ pub fn run(args: ConformArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let (results, hello) =
-        match run_selected(&args.store, &args.kit, args.case.clone(), !args.quiet) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {e}");
-                let _ = std::fs::remove_dir(&out); // only if still empty
-                return EXIT_USAGE;
-            }
-        };
+    let (results, hello) = match run_selected(
+        &args.store,
+        &args.kit,
+        args.case.clone(),
+        args.adapter,
+        !args.quiet,
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let _ = std::fs::remove_dir(&out); // only if still empty
+            return EXIT_USAGE;
+        }
+    };
     if results.is_empty() {
         eprintln!("error: no case matched the filters");
         let _ = std::fs::remove_dir(&out); // only if still empty
@@ -282,6 +291,7 @@ fn run_selected(
     store: &str,
     kits: &[String],
     case_filter: Option<String>,
+    adapter: super::AdapterArgs,
     show_progress: bool,
 ) -> Result<(Vec<CaseResult>, Option<Value>), String> {
     let kits: Vec<String> = if kits.is_empty() {
@@ -326,14 +336,18 @@ fn run_selected(
         }
         run.bar = Some(bar);
     }
-    let hello = loom_conformance::block_on(run_backend(&mut run, store))??;
+    let hello = loom_conformance::block_on(run_backend(&mut run, store, adapter))??;
     if let Some(bar) = &run.bar {
         bar.finish_and_clear();
     }
     Ok((run.results, hello))
 }
 
-async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String> {
+async fn run_backend(
+    run: &mut Run,
+    store: &str,
+    limits: super::AdapterArgs,
+) -> Result<Option<Value>, String> {
     if store == "memory" {
         run.kit::<_, EventStoreKit, _, _>(|_, _| ok(MemoryEventStore::new()), &NoHooks)
             .await;
@@ -500,7 +514,23 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
         return Ok(None);
     }
     if let Some(command) = store.strip_prefix("cmd:") {
-        let adapter = StdioStore::spawn(command.trim())?;
+        let mut config = stdio::StdioConfig::new(command.trim());
+        config.call_timeout = std::time::Duration::from_millis(limits.timeout_ms);
+        config.hello_timeout = std::time::Duration::from_millis(limits.hello_timeout_ms);
+        let adapter = match StdioStore::start(&config) {
+            Ok(a) => a,
+            Err(fault) => {
+                // A failed handshake is a result of the run, not a usage error.
+                run.results.push(CaseResult::error(
+                    KITS_AREA,
+                    stdio::ADAPTER_SUITE,
+                    "adapter/handshake",
+                    Vec::<String>::new(),
+                    fault.message,
+                ));
+                return Ok(None);
+            }
+        };
         let hooks = StdioHooks(&adapter);
         let not = |spi: &str| format!("the adapter's hello does not list {spi}");
         let has = |spi: &str| adapter.implements(spi);
@@ -574,7 +604,9 @@ async fn run_backend(run: &mut Run, store: &str) -> Result<Option<Value>, String
         } else {
             run.skip::<StdioStore, ReadModelStoreKit>(&not(stdio::SPI_READ_MODEL_STORE));
         }
-        return Ok(adapter.hello());
+        let hello = adapter.hello();
+        stdio::apply_shutdown(&mut run.results, adapter.shutdown());
+        return Ok(hello);
     }
     Err(format!(
         "unknown store {store:?}: use memory, sqlite[:PATH], postgres://URL or cmd:\"COMMAND\""

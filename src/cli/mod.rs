@@ -11,6 +11,28 @@ pub mod rules;
 pub mod sim;
 pub mod vectors;
 
+/// Time limits for a foreign adapter (a `cmd:` store or a `--kernel-cmd` kernel), shared
+/// by every command that runs one.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct AdapterArgs {
+    /// Per-call time limit for a foreign adapter, in milliseconds (a hang is a `timeout`
+    /// result and the adapter is ended and restarted).
+    #[arg(long, value_name = "MS", default_value_t = loom_process::CALL_TIMEOUT_MS_DEFAULT)]
+    pub timeout_ms: u64,
+    /// Time limit for a foreign adapter to start and answer `hello`, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = loom_process::HELLO_TIMEOUT_MS_DEFAULT)]
+    pub hello_timeout_ms: u64,
+}
+
+impl Default for AdapterArgs {
+    fn default() -> Self {
+        AdapterArgs {
+            timeout_ms: loom_process::CALL_TIMEOUT_MS_DEFAULT,
+            hello_timeout_ms: loom_process::HELLO_TIMEOUT_MS_DEFAULT,
+        }
+    }
+}
+
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
 /// Exit code: the check ran and found a failure (or an incompatibility).

@@ -93,9 +93,9 @@ pub struct RunArgs {
     /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
-    /// Per-call timeout for a foreign kernel, in milliseconds.
-    #[arg(long, default_value_t = loom_vectors::limits::CALL_TIMEOUT_MS_DEFAULT)]
-    pub timeout_ms: u64,
+    /// Time limits for a foreign kernel adapter.
+    #[command(flatten)]
+    pub adapter: super::AdapterArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -279,17 +279,18 @@ fn regen(check: bool, root: &Path) -> u8 {
 /// `loom check` calls this.
 pub fn vector_results(
     kernel_cmd: Option<&str>,
+    adapter: super::AdapterArgs,
     show_progress: bool,
 ) -> Result<(Vec<CaseResult>, String), String> {
     let vectors = load(None)?;
     let digest = loom_vectors::set::set_digest(&vectors);
-    let (_, results) = run_with(kernel_cmd, None, &vectors, show_progress)?;
+    let (_, results) = run_with(kernel_cmd, adapter, &vectors, show_progress)?;
     Ok((results, digest))
 }
 
 fn run_with(
     kernel_cmd: Option<&str>,
-    timeout_ms: Option<u64>,
+    limits: super::AdapterArgs,
     vectors: &[Vector],
     show_progress: bool,
 ) -> Result<(Claims, Vec<CaseResult>), String> {
@@ -315,13 +316,23 @@ fn run_with(
         None => Box::new(InProcessKernel::default()),
         Some(cmd) => {
             let mut config = KernelProcessConfig::new(cmd);
-            if let Some(t) = timeout_ms {
-                config.call_timeout_ms = t;
+            config.call_timeout_ms = limits.timeout_ms;
+            config.hello_timeout_ms = limits.hello_timeout_ms;
+            match KernelProcess::start(config) {
+                Ok(p) => Box::new(p),
+                Err(fault) => {
+                    // A failed handshake is a result of the run, not a usage error.
+                    bar.finish_and_clear();
+                    let result = CaseResult::error(
+                        loom_vectors::runner::AREA,
+                        loom_vectors::runner::ADAPTER_SUITE,
+                        "adapter/handshake",
+                        Vec::<String>::new(),
+                        fault.message,
+                    );
+                    return Ok((Claims::from_hello(Value::Null), vec![result]));
+                }
             }
-            Box::new(
-                KernelProcess::start(config)
-                    .map_err(|e| format!("starting the kernel adapter `{cmd}`: {e}"))?,
-            )
         }
     };
     let out = run_set(client.as_mut(), vectors, &mut on_result);
@@ -362,7 +373,7 @@ fn run_vectors(args: RunArgs) -> u8 {
     }
     let (claims, mut results) = match run_with(
         args.kernel_cmd.as_deref(),
-        Some(args.timeout_ms),
+        args.adapter,
         &vectors,
         !args.quiet,
     ) {

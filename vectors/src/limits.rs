@@ -1,10 +1,10 @@
 //! Every bound the vectors crate enforces, in one place. Units are in the names.
 
 /// How long one protocol call may take before the client reports a timeout and
-/// restarts the adapter.
-pub const CALL_TIMEOUT_MS_DEFAULT: u64 = 10_000;
-/// How long the adapter may take to answer `hello` after it starts.
-pub const HELLO_TIMEOUT_MS: u64 = 10_000;
+/// restarts the adapter (`--timeout-ms` changes it).
+pub const CALL_TIMEOUT_MS_DEFAULT: u64 = loom_process::CALL_TIMEOUT_MS_DEFAULT;
+/// How long the adapter may take to answer `hello` after it starts (`--hello-timeout-ms`).
+pub const HELLO_TIMEOUT_MS: u64 = loom_process::HELLO_TIMEOUT_MS_DEFAULT;
 /// The longest response line the client accepts from an adapter.
 pub const RESPONSE_LINE_BYTES_MAX: usize = 16 * 1024 * 1024;
 /// The longest request line the server accepts.
@@ -12,8 +12,6 @@ pub const REQUEST_LINE_BYTES_MAX: usize = 16 * 1024 * 1024;
 /// How many times one run restarts a crashed, hung or lying adapter before every
 /// remaining vector is reported as an error.
 pub const ADAPTER_RESTARTS_MAX: u32 = 20;
-/// How many trailing stderr lines of an adapter are kept for error messages.
-pub const STDERR_LINES_KEPT_MAX: usize = 20;
 /// The largest vector file the loader reads.
 pub const VECTOR_FILE_BYTES_MAX: u64 = 4 * 1024 * 1024;
 /// The most vector files one set may hold.

@@ -14,6 +14,7 @@ use crate::format::{
 use crate::limits::EVERY_K_EVENTS_MAX;
 use crate::reference::{ReferenceKernel, REFERENCE_NAME};
 use loom_kernel::{canonical_string, EVENT_SCHEMA_VERSION};
+use loom_process::{Blame, ShutdownReport};
 use loom_report::{first_difference, CaseResult, Failure, Status, UNEXPECTED_PASS_PREFIX};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -63,6 +64,18 @@ pub trait KernelClient {
         let params: Value = serde_json::from_str(raw_params)
             .map_err(|e| CallError::Broken(format!("the raw params are not JSON: {e}")))?;
         self.call(method, &params)
+    }
+    /// Names the case (the vector id) the next calls belong to, for blame.
+    fn begin_case(&mut self, _tag: &str) {}
+    /// Faults blamed on earlier cases (a second answer to an earlier request, a line
+    /// nobody asked for), each with the tag of the case at fault.
+    fn take_blames(&mut self) -> Vec<Blame> {
+        Vec::new()
+    }
+    /// Ends the kernel (a foreign one with its whole process group) and reports what
+    /// the shutdown found.
+    fn shutdown(&mut self) -> ShutdownReport {
+        ShutdownReport::default()
     }
 }
 
@@ -207,8 +220,14 @@ fn apply_expected_failure(result: &mut CaseResult) {
     }
 }
 
-/// Runs every vector: `hello` first, then each vector in order. `on_result` sees each
-/// result as it is produced (for progress bars).
+/// The suite of the results about the adapter process itself (its shutdown).
+pub const ADAPTER_SUITE: &str = "adapter";
+
+/// Runs every vector: `hello` first, then each vector in order, each as its own case
+/// for blame; then ends the kernel. A fault blamed on an earlier vector (a second
+/// answer, a stray line) turns that vector's result into an `error`; a shutdown problem
+/// (end of input ignored, processes left behind) is an `error` result of its own.
+/// `on_result` sees each result as it is produced (for progress bars).
 pub fn run_set(
     client: &mut dyn KernelClient,
     vectors: &[Vector],
@@ -221,9 +240,25 @@ pub fn run_set(
         )
         .map_err(|e| format!("hello failed: {e}"))?;
     let claims = Claims::from_hello(hello);
-    let mut out = Vec::with_capacity(vectors.len());
+    let mut out: Vec<CaseResult> = Vec::with_capacity(vectors.len());
     for v in vectors {
+        client.begin_case(&v.id);
         let r = run_vector(client, &claims, v);
+        on_result(&r);
+        out.push(r);
+        let blames = client.take_blames();
+        apply_blames(&mut out, blames);
+    }
+    let report = client.shutdown();
+    apply_blames(&mut out, report.blames);
+    for problem in report.problems {
+        let r = CaseResult::error(
+            AREA,
+            ADAPTER_SUITE,
+            "adapter/shutdown",
+            Vec::<String>::new(),
+            problem.message,
+        );
         on_result(&r);
         out.push(r);
     }
@@ -237,6 +272,32 @@ fn call_input(client: &mut dyn KernelClient, v: &Vector) -> Result<Value, CallEr
     match &v.raw_input {
         Some(raw) => client.call_raw(method, raw),
         None => client.call(method, &v.input),
+    }
+}
+
+/// Turns the results of the cases blamed into `error` results naming the fault; a blame
+/// for a case that has no result yet (none should) becomes a result of its own.
+pub fn apply_blames(results: &mut Vec<CaseResult>, blames: Vec<Blame>) {
+    for blame in blames {
+        match results.iter_mut().rev().find(|r| r.case_id == blame.tag) {
+            Some(r) => {
+                let was = r.status;
+                r.status = Status::Error;
+                r.failure = None;
+                r.xfail_reason = None;
+                r.message = Some(format!(
+                    "{} (the case had concluded {was} before this was seen)",
+                    blame.fault.message
+                ));
+            }
+            None => results.push(CaseResult::error(
+                AREA,
+                ADAPTER_SUITE,
+                blame.tag,
+                Vec::<String>::new(),
+                blame.fault.message,
+            )),
+        }
     }
 }
 

@@ -180,7 +180,7 @@ fn garbage_and_wrong_ids_are_errors() {
         r[0].message
             .as_deref()
             .unwrap_or("")
-            .contains("request had id"),
+            .contains("answered id -1, which was never asked"),
         "{:?}",
         r[0].message
     );
