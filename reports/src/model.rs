@@ -150,6 +150,9 @@ pub struct CaseResult {
     /// Why this failure is expected (from the baseline), for `xfail`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xfail_reason: Option<String>,
+    /// A command line that runs this case again, set by the harness that ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduce: Option<String>,
     /// Wall-clock duration. Not part of the digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
@@ -177,6 +180,7 @@ impl CaseResult {
             message: None,
             failure: None,
             xfail_reason: None,
+            reproduce: None,
             duration_ms: None,
         }
     }
@@ -303,6 +307,12 @@ impl CaseResult {
         self
     }
 
+    /// Sets the command line that runs this case again.
+    pub fn with_reproduce(mut self, command: impl Into<String>) -> Self {
+        self.reproduce = Some(command.into());
+        self
+    }
+
     /// Sets the duration.
     pub fn with_duration_ms(mut self, duration_ms: u64) -> Self {
         self.duration_ms = Some(duration_ms);
@@ -328,6 +338,9 @@ pub struct RuleInfo {
     pub group: String,
     /// One line saying what the rule requires.
     pub summary: String,
+    /// Where the specification states it, e.g. `§4` or `§7; ADR0060 D3`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
     /// Where its static evidence lives (test names, files).
     #[serde(default)]
     pub evidence: Vec<String>,
@@ -346,8 +359,15 @@ impl RuleInfo {
             level: level.into(),
             group: group.into(),
             summary: summary.into(),
+            section: None,
             evidence: Vec::new(),
         }
+    }
+
+    /// Sets the specification section that states the rule.
+    pub fn with_section(mut self, section: impl Into<String>) -> Self {
+        self.section = Some(section.into());
+        self
     }
 
     /// The group of a rule ID that is not in the catalogue: everything before

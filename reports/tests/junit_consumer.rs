@@ -1,6 +1,7 @@
 //! The JUnit XML is read by real consumers: the `junitparser` package and
-//! Python's stdlib `xml.etree`. This test needs `python3` with `junitparser`
-//! (`pip install junitparser`); without it the test fails and says so.
+//! Python's stdlib `xml.etree`. This test needs a Python with `junitparser`:
+//! `$LOOM_PYTHON` (`./scripts/test` points it at a virtual environment it sets up), else
+//! `python3`; without it the test fails and says so.
 
 mod common;
 
@@ -45,12 +46,14 @@ print(json.dumps({
 }))
 "#;
 
+/// `$LOOM_PYTHON` (the virtual environment `./scripts/test` sets up), else `python3`.
 fn python_with_junitparser() -> String {
-    let probe = Command::new("python3")
+    let python = std::env::var("LOOM_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let probe = Command::new(&python)
         .args(["-c", "import junitparser"])
         .output();
     match probe {
-        Ok(out) if out.status.success() => "python3".to_string(),
+        Ok(out) if out.status.success() => python,
         Ok(out) => panic!(
             "python3 cannot import junitparser; run `pip install junitparser` (stderr: {})",
             String::from_utf8_lossy(&out.stderr).trim()

@@ -148,6 +148,25 @@ pub fn run(args: CheckArgs) -> u8 {
         results.append(&mut part_results);
     }
 
+    super::set_reproduce(&mut results, |r| match r.area.as_str() {
+        "vectors" => Some(super::reproduce_vector(
+            &r.case_id,
+            args.kernel_cmd.as_deref(),
+            None,
+        )),
+        "kits" => Some(super::reproduce_kit(&args.store, &r.suite, &r.case_id)),
+        "sim" => super::reproduce_sim(&r.case_id, false),
+        "fold" => fold_log_number(&r.case_id).map(|n| {
+            format!(
+                "loom check --only fold --seed {} --fold-logs {}",
+                args.seed,
+                n + 1
+            )
+        }),
+        part if PARTS.contains(&part) => Some(format!("loom check --only {part}")),
+        _ => None,
+    });
+
     if let Some(path) = &args.baseline {
         match Baseline::load(path) {
             Ok(b) => {
@@ -165,7 +184,8 @@ pub fn run(args: CheckArgs) -> u8 {
         .rules()
         .iter()
         .map(|r| {
-            let mut info = RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary);
+            let mut info = RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary)
+                .with_section(&r.section);
             info.evidence = index
                 .sites_for(&r.id)
                 .iter()
@@ -214,6 +234,12 @@ pub fn run(args: CheckArgs) -> u8 {
     } else {
         EXIT_FAILED
     }
+}
+
+/// The log number N of a fold case `log-<seed>-<N>/…`.
+fn fold_log_number(case_id: &str) -> Option<u64> {
+    let log = case_id.strip_prefix("log-")?.split('/').next()?;
+    log.rsplit('-').next()?.parse().ok()
 }
 
 fn progress(args: &CheckArgs, part: &str) -> ProgressBar {

@@ -123,6 +123,9 @@ pub fn run(args: ConformArgs) -> u8 {
         return EXIT_USAGE;
     }
     let mut results = results;
+    super::set_reproduce(&mut results, |r| {
+        Some(super::reproduce_kit(&args.store, &r.suite, &r.case_id))
+    });
     if let Some(b) = &baseline {
         b.apply(&mut results);
     }
@@ -164,7 +167,8 @@ fn rule_infos(results: &[CaseResult]) -> Vec<RuleInfo> {
                 .as_ref()
                 .and_then(|c| c.rules().iter().find(|r| r.id == id));
             match known {
-                Some(r) => RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary),
+                Some(r) => RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary)
+                    .with_section(&r.section),
                 None => RuleInfo::new(
                     id,
                     "GAP",

@@ -135,6 +135,77 @@ pub fn print_report_paths(paths: &loom_report::Paths, digest: &str) {
     );
 }
 
+/// `text` as one shell word (single-quoted when it needs quoting), for the command
+/// lines reports print.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that runs one vector again.
+pub fn reproduce_vector(
+    case_id: &str,
+    kernel_cmd: Option<&str>,
+    vectors: Option<&std::path::Path>,
+) -> String {
+    let mut cmd = format!("loom vectors run --filter {}", shell_word(case_id));
+    if let Some(k) = kernel_cmd {
+        cmd.push_str(&format!(" --kernel-cmd {}", shell_word(k)));
+    }
+    if let Some(d) = vectors {
+        cmd.push_str(&format!(
+            " --vectors {}",
+            shell_word(&d.display().to_string())
+        ));
+    }
+    cmd
+}
+
+/// The command that runs one kit case again.
+pub fn reproduce_kit(store: &str, kit: &str, case_id: &str) -> String {
+    format!(
+        "loom conform --store {} --kit {} --case {}",
+        shell_word(store),
+        shell_word(kit),
+        shell_word(case_id)
+    )
+}
+
+/// The command that runs one simulator seed again, for a case named `seed-N/…`.
+pub fn reproduce_sim(case_id: &str, stormy: bool) -> Option<String> {
+    let seed: u64 = case_id
+        .strip_prefix("seed-")?
+        .split('/')
+        .next()?
+        .parse()
+        .ok()?;
+    Some(format!(
+        "loom sim --from {seed} --seeds 1{}",
+        if stormy { " --stormy" } else { "" }
+    ))
+}
+
+/// Sets `reproduce` on every failing result that has none, from `command`.
+pub fn set_reproduce(
+    results: &mut [loom_report::CaseResult],
+    command: impl Fn(&loom_report::CaseResult) -> Option<String>,
+) {
+    for r in results.iter_mut() {
+        if (r.status.is_failure() || r.status == loom_report::Status::Xfail)
+            && r.reproduce.is_none()
+        {
+            r.reproduce = command(r);
+        }
+    }
+}
+
 /// Reads a file, or standard input for "-".
 pub fn read_input(path: &str) -> Result<String, String> {
     if path == "-" {
@@ -163,6 +234,19 @@ mod tests {
             run_folder_name("conform", 1_709_251_199),
             "conform-20240229T235959Z"
         );
+    }
+
+    #[test]
+    fn shell_words_survive_a_shell() {
+        assert_eq!(shell_word("fold-001"), "fold-001");
+        assert_eq!(shell_word("cmd:node a.mjs"), "'cmd:node a.mjs'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(
+            reproduce_sim("seed-53/REPLAY-10", true).as_deref(),
+            Some("loom sim --from 53 --seeds 1 --stormy")
+        );
+        assert_eq!(reproduce_sim("nope", false), None);
     }
 
     #[test]

@@ -112,12 +112,17 @@ pub fn run(args: SimArgs) -> u8 {
     let rules: Vec<RuleInfo> = catalogue
         .rules()
         .iter()
-        .map(|r| RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary))
+        .map(|r| {
+            RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary).with_section(&r.section)
+        })
         .collect();
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.from);
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
     env.extra.insert("seeds".into(), serde_json::json!({"from": args.from, "count": args.seeds, "shard": args.shard, "stormy": args.stormy}));
+    super::set_reproduce(&mut results, |r| {
+        super::reproduce_sim(&r.case_id, args.stormy)
+    });
     let report = Report::new(env, rules, results);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,

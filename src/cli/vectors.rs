@@ -344,7 +344,9 @@ fn rules() -> Vec<RuleInfo> {
     loom_spec::Catalogue::load()
         .rules()
         .iter()
-        .map(|r| RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary))
+        .map(|r| {
+            RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary).with_section(&r.section)
+        })
         .collect()
 }
 
@@ -383,6 +385,13 @@ fn run_vectors(args: RunArgs) -> u8 {
             return EXIT_FAILED;
         }
     };
+    super::set_reproduce(&mut results, |r| {
+        Some(super::reproduce_vector(
+            &r.case_id,
+            args.kernel_cmd.as_deref(),
+            args.vectors.as_deref(),
+        ))
+    });
     if let Some(path) = &args.baseline {
         match Baseline::load(path) {
             Ok(b) => {
