@@ -183,5 +183,5 @@ fn conf_08_fitness_functions_are_listed_where_they_live_and_ci_runs_them() {
     let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
     assert!(ci.contains("./scripts/test") && ci.contains("cargo fmt") && ci.contains("clippy"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    assert!(readme.contains("./scripts/test") && readme.contains("cargo run -- check"));
+    assert!(readme.contains("./scripts/test") && readme.contains("./scripts/check"));
 }

@@ -53,10 +53,16 @@ fn html_contains_the_matrix_failures_and_environment() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains(&report.digest));
     assert!(html.contains("Rule matrix"));
-    // Every rule has a row with its status class.
+    // Every rule has a row with an anchor, and a link to it.
     for row in report.rule_matrix() {
+        let anchor = format!("rule-{}", row.rule.id.to_lowercase());
         assert!(
-            html.contains(&format!(">{}</td>", row.rule.id)),
+            html.contains(&format!("<tr id=\"{anchor}\"")),
+            "{}",
+            row.rule.id
+        );
+        assert!(
+            html.contains(&format!("<a href=\"#{anchor}\">{}</a>", row.rule.id)),
             "{}",
             row.rule.id
         );
@@ -66,14 +72,16 @@ fn html_contains_the_matrix_failures_and_environment() {
     assert!(html.contains("fold_09_step_failed_does_not_fail_execution"));
     // The failure shows the first differing path, highlighted on both sides.
     // minijinja escapes `/` too.
-    assert!(html.contains("first differing path: <code class=\"path\">&#x2f;status</code>"));
+    assert!(html.contains("<dt>first difference</dt><dd><code class=\"path\">&#x2f;status</code>"));
     assert_eq!(
         html.matches(r#"<span class="hl">  &quot;status&quot;"#)
             .count(),
         2,
         "the differing line is highlighted in expected and actual"
     );
-    assert!(html.contains("first diverging event index"));
+    assert!(html.contains("<dt>event index</dt><dd><strong>4</strong>"));
+    // The failing case's rule links to the rule's row, which carries its text.
+    assert!(html.contains("<a href=\"#rule-fold-09\" title=\"MUST · STEP_FAILED does not fail the execution\">FOLD-09</a>"), "{html}");
     assert!(html.contains("linux-x86_64"));
     // Self-contained: no external assets.
     assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
