@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 #[derive(Args)]
 #[command(
     after_help = "The manifest is built from the kernel's own constants, so it cannot drift from the code (COMPAT-03).\n\n\
-Examples:\n  loom kernel-manifest\n  loom kernel-manifest --json > manifest.json"
+Examples:\n  loom kernel-manifest\n  loom kernel-manifest --json > manifest.json\n\nExit status: 0 printed, 2 usage error."
 )]
 pub struct ManifestArgs {
     /// Machine-readable JSON instead of text.

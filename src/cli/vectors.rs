@@ -104,12 +104,20 @@ pub struct RunArgs {
 /// Arguments of `loom kernel-adapter` (none: it serves the reference kernel on
 /// stdin/stdout until stdin closes).
 #[derive(Args)]
+#[command(
+    after_help = "Reads one JSON request per line on stdin and answers on stdout (docs/protocols/kernel.md), until stdin closes. \
+It is the reference your own adapter is compared with, and a way to try the protocol by hand.\n\n\
+Examples:\n  echo '{\"id\":1,\"method\":\"hello\",\"params\":{\"protocolVersion\":1}}' | loom kernel-adapter\n  \
+loom vectors run --kernel-cmd 'loom kernel-adapter'\n\nExit status: 0 stdin closed, 1 stdout could not be written, 2 usage error."
+)]
 pub struct KernelAdapterArgs {}
 
 /// Arguments of `loom replay`.
 #[derive(Args)]
 #[command(
-    after_help = "Re-runs the flow script against the recorded log (served from the log, as a resume would) and reports whether it replays unchanged.\n\nExit status: 0 replays unchanged, 1 diverged, 2 usage error."
+    after_help = "Re-runs the flow script against the recorded log (served from the log, as a resume would) and reports whether it replays unchanged.\n\n\
+Examples:\n  loom replay --log run.jsonl --flow flow.json\n  loom replay --log run.jsonl --flow flow.json --json\n\n\
+Exit status: 0 replays unchanged, 1 diverged, 2 usage error or unreadable input."
 )]
 pub struct ReplayArgs {
     /// The recorded log: a JSON array of envelopes or JSON lines.
