@@ -77,7 +77,14 @@ fn benches(c: &mut Criterion) {
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/python-sqlite-store/adapter.py"
     );
-    if let Ok(store) = StdioStore::spawn(&format!("python3 {adapter}")) {
+    // A missing python3 is a failed run, not a silently shorter one.
+    let spawn = || {
+        StdioStore::spawn(&format!("python3 {adapter}")).unwrap_or_else(|e| {
+            panic!("the Python adapter cannot run (is python3 installed?): {e}")
+        })
+    };
+    {
+        let store = spawn();
         g.bench_function("sqlite-python-stdio", |b| {
             b.iter(|| {
                 let hooks = StdioHooks(&store);
@@ -107,7 +114,8 @@ fn benches(c: &mut Criterion) {
             assert_eq!(failed, 0);
         })
     });
-    if let Ok(store) = StdioStore::spawn(&format!("python3 {adapter}")) {
+    {
+        let store = spawn();
         g.bench_function("sqlite-python-stdio", |b| {
             b.iter(|| {
                 let hooks = StdioHooks(&store);

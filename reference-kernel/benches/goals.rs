@@ -10,6 +10,13 @@
 //!
 //! Each line reads `measured / goal`, a ratio at most 1.00 when the goal is met. Nothing
 //! asserts a time; the run fails only when a part cannot run.
+//!
+//! `goals` runs on the system allocator, `goals_mimalloc` (the same code) on mimalloc, the
+//! allocator the `loom` binary uses.
+//!
+//! Times are the thread's time on a CPU (`/proc/thread-self/schedstat`), not wall time:
+//! on a machine other work loads, wall time counts the waits for a core, CPU time does
+//! not (it still pays for shared caches). Wall time is printed next to it.
 
 #[path = "common/realistic.rs"]
 mod realistic;
@@ -33,6 +40,26 @@ const VERIFY_1M_S_MAX: f64 = 60.0;
 /// Goal for the time of one decade over the one before (linear would be 10).
 const VERIFY_DECADE_RATIO_MAX: f64 = 20.0;
 
+/// Seconds this thread has run on a CPU; wall-clock seconds where the kernel does not
+/// say (then the figures carry the machine's load).
+fn cpu_s() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map(|ns| ns / 1e9)
+        .unwrap_or_else(|| {
+            static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+            START.get_or_init(Instant::now).elapsed().as_secs_f64()
+        })
+}
+
+/// CPU and wall seconds of `f`.
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, f64, T) {
+    let (c, w) = (cpu_s(), Instant::now());
+    let out = f();
+    (cpu_s() - c, w.elapsed().as_secs_f64(), out)
+}
+
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs[xs.len() / 2]
@@ -50,38 +77,55 @@ fn line(figure: &str, measured: String, goal: String, ratio: Option<f64>) {
     }
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; a filter argument selects one part.
-    let only: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+pub fn main() {
+    // `cargo bench` passes `--bench`; a word selects one part, a number sets the events
+    // of the parse and fold log (for `valgrind --tool=callgrind`, where 10^6 is slow).
+    let words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let only = words.iter().find(|w| w.parse::<usize>().is_err()).cloned();
+    let events = words
+        .iter()
+        .find_map(|w| w.parse::<usize>().ok())
+        .unwrap_or(EVENTS);
+    let rounds = if events < EVENTS { 1 } else { ROUNDS };
     let wants = |part: &str| only.as_deref().is_none_or(|o| part.contains(o));
     println!(
         "{:<44} {:>18}   {:<21} {:>6}",
         "figure", "measured", "goal", "ratio"
     );
     if wants("parse-fold") {
-        let text = realistic::to_jsonl(&realistic::realistic_log(EVENTS));
-        let (mut parse, mut both) = (Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
-            let t = Instant::now();
-            let events = decode_log(black_box(&text)).expect("the log decodes");
-            black_box(events.len());
-            drop(events);
-            parse.push(t.elapsed().as_secs_f64());
-            let t = Instant::now();
-            let events = decode_log(black_box(&text)).expect("the log decodes");
-            black_box(fold_owned(ExecutionState::new(), events).sequence);
-            both.push(t.elapsed().as_secs_f64());
+        let text = realistic::to_jsonl(&realistic::realistic_log(events));
+        let (mut parse, mut both, mut wall) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            // Both sides free what they built, as a caller eventually does: parse alone
+            // drops its envelopes, parse + fold its state (the fold drops the rest).
+            let (c, w, n) = timed(|| decode_log(black_box(&text)).expect("the log decodes").len());
+            black_box(n);
+            parse.push(c);
+            wall.push(w);
+            let (c, _, seq) = timed(|| {
+                let events = decode_log(black_box(&text)).expect("the log decodes");
+                fold_owned(ExecutionState::new(), events).sequence
+            });
+            black_box(seq);
+            both.push(c);
         }
+        println!(
+            "  ({rounds} interleaved rounds; parse wall time median {:.2} s)",
+            median(wall)
+        );
         let (p, b) = (median(parse), median(both));
-        let rate = EVENTS as f64 / b;
+        let rate = events as f64 / b;
         line(
-            "parse (decode_log), 10^6 events",
-            format!("{:.0} k events/s", EVENTS as f64 / p / 1e3),
+            &format!("parse (decode_log), {events} events"),
+            format!("{:.0} k events/s", events as f64 / p / 1e3),
             "-".into(),
             None,
         );
         line(
-            "parse + fold, 10^6 events",
+            &format!("parse + fold, {events} events"),
             format!("{:.0} k events/s", rate / 1e3),
             format!(">= {:.0} k/s", THROUGHPUT_GOAL_EVENTS_PER_S / 1e3),
             Some(THROUGHPUT_GOAL_EVENTS_PER_S / rate),
@@ -101,15 +145,15 @@ fn main() {
             let rounds = if n >= 1_000_000 { 1 } else { 3 };
             let mut times = Vec::new();
             for _ in 0..rounds {
-                let t = Instant::now();
-                let v =
+                let (c, _, v) = timed(|| {
                     verify_snapshots(FoldVersion::CURRENT, &events, Mode::Linear, &mut |_, _| {})
-                        .expect("snapshots read back");
+                        .expect("snapshots read back")
+                });
                 assert!(
                     v.divergence.is_none(),
                     "the realistic log satisfies SNAP-01"
                 );
-                times.push(t.elapsed().as_secs_f64());
+                times.push(c);
             }
             let s = median(times);
             let figure = format!("verify-log linear, 10^{exp} events");

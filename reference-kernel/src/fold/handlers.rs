@@ -84,8 +84,13 @@ pub(super) fn apply(
         if let Some(Value::String(d)) = metadata.as_ref().and_then(|m| m.get("flowEmit")) {
             if d != PROTO_KEY {
                 let counts = state.variables.object_mut(keys::FLOW_EMITS);
-                let n = counts.get(d.as_str()).and_then(Value::as_u64).unwrap_or(0);
-                counts.insert(d.clone(), Value::from(n + 1));
+                match counts.get_mut(d.as_str()) {
+                    // The digest is copied only the first time it is counted.
+                    Some(slot) => *slot = Value::from(slot.as_u64().unwrap_or(0) + 1),
+                    None => {
+                        counts.insert(d.clone(), Value::from(1u64));
+                    }
+                }
                 acted = true;
             }
         }

@@ -349,30 +349,24 @@ impl Variables {
 
     /// A mutable object under `key`, created empty when absent or not an object.
     pub(crate) fn object_mut(&mut self, key: &str) -> &mut Map<String, Value> {
-        let slot = self
-            .rest
-            .entry(key.to_owned())
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !slot.is_object() {
-            *slot = Value::Object(Map::new());
+        // Look up before inserting: the key is allocated only when it is new (this runs
+        // for every stamped envelope).
+        if !matches!(self.rest.get(key), Some(Value::Object(_))) {
+            self.rest.insert(key.to_owned(), Value::Object(Map::new()));
         }
-        match slot {
-            Value::Object(m) => m,
+        match self.rest.get_mut(key) {
+            Some(Value::Object(m)) => m,
             _ => unreachable!("just made an object"),
         }
     }
 
     /// A mutable array under `key`, created empty when absent or not an array.
     pub(crate) fn array_mut(&mut self, key: &str) -> &mut Vec<Value> {
-        let slot = self
-            .rest
-            .entry(key.to_owned())
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if !slot.is_array() {
-            *slot = Value::Array(Vec::new());
+        if !matches!(self.rest.get(key), Some(Value::Array(_))) {
+            self.rest.insert(key.to_owned(), Value::Array(Vec::new()));
         }
-        match slot {
-            Value::Array(a) => a,
+        match self.rest.get_mut(key) {
+            Some(Value::Array(a)) => a,
             _ => unreachable!("just made an array"),
         }
     }
