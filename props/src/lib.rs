@@ -25,6 +25,8 @@
 
 pub mod canonical;
 pub mod emit;
+#[cfg(feature = "explore")]
+pub mod explore;
 pub mod fold;
 pub mod ingress;
 pub mod json;

@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""Deliberately broken variants of the example store adapter, one bug per name.
+
+Each variant loads examples/python-sqlite-store/adapter.py unchanged and replaces one
+function or method with a version that has a one-line bug of the kind a careful author
+still ships: a limit checked with >= instead of >, a length counted in characters, two
+checks in the wrong order, a float written with 15 digits, a fact left unset. The
+judging-power test (buggy-stores/tests/judging_power.rs) runs each through the kits and
+requires the case citing the named rule to fail.
+
+Usage: python3 buggy_adapter.py BUG [adapter arguments...]
+       python3 buggy_adapter.py --list
+"""
+
+import importlib.util
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ADAPTER = os.environ.get("LOOM_EXAMPLE_ADAPTER") or os.path.join(
+    HERE, "..", "..", "examples", "python-sqlite-store", "adapter.py")
+
+_spec = importlib.util.spec_from_file_location("adapter", ADAPTER)
+a = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(a)
+S = a.Store
+
+BUGS = {}
+
+
+def bug(name):
+    def register(fn):
+        BUGS[name] = fn
+        return fn
+    return register
+
+
+def _walk(value, leaf):
+    """`value` with every non-container replaced by leaf(x)."""
+    if isinstance(value, dict):
+        return {k: _walk(v, leaf) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, leaf) for v in value]
+    return leaf(value)
+
+
+def _patch_dump(leaf):
+    orig = a.dump
+    a.dump = lambda value: orig(_walk(value, leaf))
+
+
+@bug("faithful")
+def _():
+    pass  # the control: the example adapter as it is
+
+
+# -- boundaries -----------------------------------------------------------------------
+
+@bug("batch-limit-inclusive")
+def _():
+    orig = a.check_append_batch
+
+    def check(execution_id, first, events):
+        if len(events) >= a.APPEND_BATCH_EVENTS_MAX:  # the bug: >= refuses the limit itself
+            raise a.invalid("too many events in one append")
+        return orig(execution_id, first, events)
+    a.check_append_batch = check
+
+
+@bug("content-limit-inclusive")
+def _():
+    orig = S.content_put
+
+    def put(self, p):
+        if a.decoded_size(p["data"]) >= a.CONTENT_BYTES_MAX:  # the bug: >=
+            raise a.invalid("content too large")
+        return orig(self, p)
+    S.content_put = put
+
+
+@bug("document-limit-in-characters")
+def _():
+    def check_document(value):
+        text = a.dump(value)
+        if len(text) > a.DOCUMENT_BYTES_MAX:  # the bug: characters, not UTF-8 bytes
+            raise a.invalid("document too large")
+        return text
+    a.check_document = check_document
+
+
+@bug("id-limit-in-characters")
+def _():
+    def check_id(what, value):
+        if not isinstance(value, str) or value == "":
+            raise a.invalid(f"{what} must be a non-empty string")
+        if len(value) > a.ID_BYTES_MAX:  # the bug: characters, not UTF-8 bytes
+            raise a.invalid(f"{what} too long")
+    a.check_id = check_id
+
+
+@bug("page-cursor-when-full")
+def _():
+    orig = S.list_executions_page
+
+    def page(self, p):
+        out = orig(self, p)
+        if out["nextCursor"] is None and out["ids"] and len(out["ids"]) == p["limit"]:
+            out["nextCursor"] = out["ids"][-1]  # the bug: a full page always says "more"
+        return out
+    S.list_executions_page = page
+
+
+@bug("query-cursor-when-full")
+def _():
+    orig = S.rm_query
+
+    def query(self, p):
+        out = orig(self, p)
+        if out["nextCursor"] is None and out["docs"] and len(out["docs"]) == p["limit"]:
+            # the bug: a full page always hands out a cursor
+            serial = self.bump("read_model_cursor")
+            token = f"rm{serial}.full"
+            self.db.execute("INSERT INTO read_model_cursors VALUES (?, ?, ?, ?)",
+                            (serial, token, p["collection"], out["docs"][-1]["id"]))
+            out["nextCursor"] = token
+        return out
+    S.rm_query = query
+
+
+# -- orderings ------------------------------------------------------------------------
+
+@bug("list-sequences-text-order")
+def _():
+    orig = S.snap_list
+    S.snap_list = lambda self, p: sorted(orig(self, p), key=str)  # the bug: text order
+
+
+@bug("archive-clash-keeps-new")
+def _():
+    def archive(self, p):
+        eid, envelopes = p["executionId"], p["envelopes"]
+        a.check_archive_batch(eid, envelopes)
+        clash = None
+        new = 0
+        for e in envelopes:
+            row = self.db.execute("SELECT envelope FROM archive WHERE execution_id = ? AND sequence = ?",
+                                  (eid, e["sequence"])).fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO archive VALUES (?, ?, ?)", (eid, e["sequence"], a.dump(e)))
+                new += 1
+            elif json.loads(row[0]) != e and clash is None:
+                clash = e["sequence"]
+        if clash is not None:
+            err = a.StoreError("already-exists", f"a different envelope at {clash}")
+            err.commit = True  # the bug: the new envelopes of a refused batch stay
+            raise err
+        return new
+    S.archive = archive
+
+
+@bug("blocked-head")
+def _():
+    orig = S.claim
+
+    def claim(self, p):
+        if self.target_registered(p["target"]):
+            self.expire(p["nowMs"])
+            head = self.db.execute("SELECT compute_target FROM dispatch WHERE queue_position IS NOT NULL "
+                                   "ORDER BY queue_position LIMIT 1").fetchone()
+            if head is not None and head[0] is not None and head[0] != p["target"]:
+                return None  # the bug: a head pinned elsewhere blocks everyone behind it
+        return orig(self, p)
+    S.claim = claim
+
+
+@bug("requeue-at-front")
+def _():
+    def requeue(self, dispatch_id):
+        # the bug: a re-queued package goes back to the front, in dispatch order
+        self.db.execute(
+            "UPDATE dispatch SET queue_position = ?, lease_id = NULL, target = NULL, worker_id = NULL, "
+            "deadline_ms = NULL WHERE dispatch_id = ?", (dispatch_id - 10**9, dispatch_id))
+    S.requeue = requeue
+
+
+@bug("query-case-insensitive-order")
+def _():
+    orig = S.rm_query
+
+    def query(self, p):
+        out = orig(self, p)
+        out["docs"].sort(key=lambda d: d["id"].casefold())  # the bug: not byte order
+        return out
+    S.rm_query = query
+
+
+# -- order of checks ------------------------------------------------------------------
+
+@bug("fence-if-at-least")
+def _():
+    orig = S.acquire_fence_if
+
+    def fence_if(self, p):
+        current = self.stream(p["executionId"])["fence"] or None
+        expected = p.get("expectedCurrent")
+        if expected is not None and current is not None and expected >= current:  # the bug: >=
+            return self.bump_fence(p["executionId"])
+        return orig(self, p)
+    S.acquire_fence_if = fence_if
+
+
+@bug("anchor-before-batch")
+def _():
+    def append_if_unchanged(self, p):
+        eid, anchor, events = p["executionId"], p["anchor"], p["events"]
+        current = self.anchor(self.stream(eid))
+        if current != anchor:  # the bug: the anchor is compared before the batch is validated
+            raise a.StoreError("anchor-changed", "the stream changed")
+        a.check_append_batch(eid, anchor["nextSequence"], events)
+        return self.write(eid, events)
+    S.append_if_unchanged = append_if_unchanged
+
+
+@bug("dispatch-duplicate-before-target")
+def _():
+    orig = S.dispatch
+
+    def dispatch(self, p):
+        pkg = p["package"]
+        if isinstance(pkg.get("executionId"), str) and pkg.get("flowId") and self.db.execute(
+                "SELECT 1 FROM dispatch WHERE execution_id = ?", (pkg["executionId"],)).fetchone():
+            raise a.StoreError("already-exists", "already queued")  # the bug: before the target check
+        return orig(self, p)
+    S.dispatch = dispatch
+
+
+# -- value fidelity -------------------------------------------------------------------
+
+@bug("floats-15-digits")
+def _():
+    _patch_dump(lambda x: float("%.15g" % x) if isinstance(x, float) else x)
+
+
+@bug("big-ints-as-floats")
+def _():
+    _patch_dump(lambda x: float(x) if isinstance(x, int) and not isinstance(x, bool) and abs(x) > 2**53 else x)
+
+
+@bug("astral-replaced")
+def _():
+    _patch_dump(lambda x: "".join(c if ord(c) < 0x10000 else "\ufffd" for c in x) if isinstance(x, str) else x)
+
+
+@bug("uppercase-digest-accepted")
+def _():
+    orig = S.content_get
+
+    def get(self, p):
+        if isinstance(p.get("digest"), str):
+            p = dict(p, digest=p["digest"].lower())  # the bug: any spelling is accepted
+        return orig(self, p)
+    S.content_get = get
+
+
+# -- facts inside errors --------------------------------------------------------------
+
+@bug("fenced-current-wrong")
+def _():
+    def check_fence(current, presented):
+        ok = (current == 0) if presented is None else (current != 0 and presented == current)
+        if not ok:
+            # the bug: the fact names the token presented, not the current one
+            raise a.StoreError("fenced", "fenced", presented=presented, current=presented or 0)
+    a.check_fence = check_fence
+
+
+@bug("bytes-read-counts-chunks")
+def _():
+    orig = S.content_put_stream
+
+    def put_stream(self, p):
+        out = orig(self, p)
+        aborted = out.get("aborted")
+        if aborted and aborted["kind"] == "chunk-error":
+            # the bug: counts chunks instead of bytes
+            aborted["bytesRead"] = next(i for i, c in enumerate(p["chunks"]) if "error" in c)
+        return out
+    S.content_put_stream = put_stream
+
+
+@bug("state-conflict-facts")
+def _():
+    orig = S.state_put
+
+    def put(self, p):
+        try:
+            return orig(self, p)
+        except a.StoreError as e:
+            if e.kind == "conflict":
+                e.facts["actualNext"] = e.facts["expectedNext"]  # the bug: echoes the request
+            raise
+    S.state_put = put
+
+
+# -- timestamps -----------------------------------------------------------------------
+
+@bug("store-now-seconds")
+def _():
+    orig_hello = S.hello
+
+    def hello(self, p):
+        out = orig_hello(self, p)
+        out["spis"]["eventStore"]["methods"] = out["spis"]["eventStore"]["methods"] + ["storeNow"]
+        return out
+    S.hello = hello
+    orig_handlers = a.handlers
+
+    def handlers(store):
+        table = orig_handlers(store)
+        table["eventStore.storeNow"] = lambda _p: int(time.time())  # the bug: seconds
+        return table
+    a.handlers = handlers
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if argv[1] == "--list":
+        print("\n".join(sorted(BUGS)))
+        return 0
+    patch = BUGS.get(argv[1])
+    if patch is None:
+        print(f"unknown bug {argv[1]!r}; --list names them", file=sys.stderr)
+        return 2
+    patch()
+    return a.main([argv[0]] + argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
