@@ -178,6 +178,10 @@ def check_seq(what, value):
 
 def check_append_batch(execution_id, first, events):
     check_id("execution id", execution_id)
+    # The expected next sequence is a sequence too: past SEQUENCE_MAX it is invalid,
+    # not a conflict (found by the exploration campaign: this adapter answered
+    # `conflict` with expectedNext 2^64 - 1 where the reference stores refuse).
+    check_seq("expected next sequence", first)
     if not events:
         raise invalid("an append must carry at least one event")
     if len(events) > APPEND_BATCH_EVENTS_MAX:
@@ -187,6 +191,7 @@ def check_append_batch(execution_id, first, events):
             raise invalid(f"event {idx} names another execution")
         if e.get("sequence") != first + idx:
             raise invalid(f"event {idx} has sequence {e.get('sequence')}, expected {first + idx}")
+        check_seq("sequence", e["sequence"])
 
 
 def check_archive_batch(execution_id, envelopes):

@@ -45,7 +45,9 @@ Kits: event-store, snapshot-store, archive-store, lifecycle, branch-registry, di
 content-store, durable-state-store, read-model-store (the plugin tier, SPI-20).\n\n\
 Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scratch.db --kit event-store\n  \
 loom conform --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --out conform-report/\n  \
-loom conform --store memory --case spi_07\n\nExit status: 0 all passed (skips allowed), 1 a case failed, errored or timed out, 2 usage error."
+loom conform --store memory --case spi_07\n  \
+loom conform --store 'cmd:python3 adapter.py' --explore --time 60 --seed 7\n  \
+loom conform --store 'cmd:python3 adapter.py' --replay loom-reports/conform-<time>/explore-replay.json\n\nExit status: 0 all passed (skips allowed), 1 a case failed, errored or timed out, 2 usage error."
 )]
 pub struct ConformArgs {
     /// The store under test: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND".
@@ -69,6 +71,21 @@ pub struct ConformArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Explore instead of running the kits: random SPI call sequences against the store and the in-memory reference, every answer compared; a divergence is shrunk and written as a replay file.
+    #[arg(long, conflicts_with_all = ["kit", "case", "baseline"])]
+    pub explore: bool,
+    /// Explore for this many seconds.
+    #[arg(long, value_name = "SECS", requires = "explore")]
+    pub time: Option<u64>,
+    /// Explore this many cases (default 256 when --time is not given either).
+    #[arg(long, value_name = "N", requires = "explore")]
+    pub cases: Option<u64>,
+    /// Explore from this seed (default: from the clock; the report and the replay file name it).
+    #[arg(long, value_name = "X", requires = "explore")]
+    pub seed: Option<u64>,
+    /// Run a replay file written by --explore against the store: fails while the divergence is still there.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["explore", "kit", "case", "baseline"])]
+    pub replay: Option<PathBuf>,
 }
 
 /// Runs every kit against a store named by `store` ("memory", "sqlite[:PATH]",
@@ -84,6 +101,9 @@ pub fn kit_results_with_hello(
 
 /// Runs `loom conform`.
 pub fn run(args: ConformArgs) -> u8 {
+    if args.explore || args.replay.is_some() {
+        return super::explore::run(&args);
+    }
     let baseline = match args
         .baseline
         .as_deref()
@@ -154,7 +174,7 @@ pub fn run(args: ConformArgs) -> u8 {
 }
 
 /// Rule rows for the report: the rules the results cite, from the catalogue when it has them.
-fn rule_infos(results: &[CaseResult]) -> Vec<RuleInfo> {
+pub(crate) fn rule_infos(results: &[CaseResult]) -> Vec<RuleInfo> {
     let cited: std::collections::BTreeSet<&str> = results
         .iter()
         .flat_map(|r| r.rules.iter().map(String::as_str))

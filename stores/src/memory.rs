@@ -207,6 +207,8 @@ impl EventStore for MemoryEventStore {
                 "readRange from {from} > to {to}"
             )));
         }
+        // Like every sequence argument, a bound past SEQUENCE_MAX is invalid.
+        check::sequence("readRange to", to)?;
         let state = lock(&self.state);
         Ok(match state.streams.get(execution_id) {
             Some(s) if s.live => s.events.range(from..=to).map(|(_, e)| e.clone()).collect(),

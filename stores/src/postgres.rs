@@ -639,6 +639,7 @@ impl EventStore for PgEventStore {
                 "readRange from {from} > to {to}"
             )));
         }
+        check::sequence("readRange to", to)?;
         let (from, to) = (signed(from), signed(to));
         let client = self.db.client.lock().await;
         let sql = format!(

@@ -583,6 +583,7 @@ impl EventStore for SqliteEventStore {
                 "readRange from {from} > to {to}"
             )));
         }
+        check::sequence("readRange to", to)?;
         let (from, to) = (signed(from), signed(to));
         self.db.read(|tx| {
             select_envelopes(

@@ -1133,7 +1133,8 @@ fn small_events(id: &str, from: u64, n: u64) -> Vec<loom_kernel::EventEnvelope> 
 /// `readRange` on a stream of 150 events, every end probed from both sides: `from = k`
 /// includes `k` and `from = k + 1` excludes it, `to = k` includes `k` and `to = k - 1`
 /// excludes it, at 0, around 9/10 and 99/100 (text-sorted sequences), at the head and
-/// past it; `from = to` is one event and `from = to + 1` is invalid (SPI-03, GAP-27).
+/// past it, up to `SEQUENCE_MAX`; `from = to` is one event, and `from = to + 1` or a
+/// bound past `SEQUENCE_MAX` is invalid (SPI-03, GAP-27; decision 0006).
 pub async fn spi_03_read_range_boundaries_on_a_long_stream<S: EventStore>(
     store: &S,
     cx: &Ctx,
@@ -1183,7 +1184,14 @@ pub async fn spi_03_read_range_boundaries_on_a_long_stream<S: EventStore>(
             sequences(want)
         );
     }
-    for (from, to) in [(1u64, 0u64), (head + 1, head), (100, 99), (150, 10)] {
+    for (from, to) in [
+        (1u64, 0u64),
+        (head + 1, head),
+        (100, 99),
+        (150, 10),
+        (0, loom_kernel::spi::SEQUENCE_MAX + 1),
+        (loom_kernel::spi::SEQUENCE_MAX + 1, u64::MAX),
+    ] {
         err_kind(
             store.read_range(id, from, to).await,
             "invalid-argument",

@@ -1,0 +1,145 @@
+//! `loom conform --explore` and `loom conform --replay FILE`: the exploration campaign
+//! of `loom_props::explore` against the store `--store` names, reported like the kits
+//! (one `loom_report::CaseResult`, area `explore`), with the shrunk divergence written
+//! as a replay file next to the report.
+
+use std::path::Path;
+use std::time::Duration;
+
+use loom_props::explore::stores::{run_on, Mode};
+use loom_props::explore::{ExploreOptions, ReplayFile};
+use loom_report::{Environment, Report};
+use serde_json::Value;
+
+use super::conform::ConformArgs;
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+
+/// Cases a campaign runs when neither `--cases` nor `--time` is given.
+pub const DEFAULT_CASES: u64 = 256;
+/// The replay file a diverging campaign writes into the run directory.
+pub const REPLAY_FILE_NAME: &str = "explore-replay.json";
+
+/// Runs the campaign or the replay `args` asks for.
+pub fn run(args: &ConformArgs) -> u8 {
+    let (mode, case_id) = match &args.replay {
+        Some(path) => match ReplayFile::read(path) {
+            Ok(file) => (Mode::Replay(file), format!("replay {}", super::shown(path))),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => {
+            let seed = args.seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros() as u64)
+            });
+            let opts = ExploreOptions {
+                cases: match (args.cases, args.time) {
+                    (None, None) => Some(DEFAULT_CASES),
+                    (c, _) => c,
+                },
+                time: args.time.map(Duration::from_secs),
+                seed,
+            };
+            (Mode::Explore(opts), format!("explore seed {seed}"))
+        }
+    };
+    let out = match super::prepare_out(args.out.as_deref(), "conform") {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if !args.quiet {
+        match &mode {
+            Mode::Explore(o) => eprintln!(
+                "exploring {} from seed {} ({})",
+                args.store,
+                o.seed,
+                match (o.cases, o.time) {
+                    (Some(c), Some(t)) => format!("{c} cases or {} s", t.as_secs()),
+                    (Some(c), None) => format!("{c} cases"),
+                    (None, Some(t)) => format!("{} s", t.as_secs()),
+                    (None, None) => "no limit".into(),
+                }
+            ),
+            Mode::Replay(f) => eprintln!(
+                "replaying {} operations against {}",
+                f.ops.len(),
+                args.store
+            ),
+        }
+    }
+    let outcome = match run_on(&args.store, &mode) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let _ = std::fs::remove_dir(&out);
+            return EXIT_USAGE;
+        }
+    };
+    let explored = loom_props::explore::explored_rules(loom_props::explore::Spis::ALL);
+    let result = outcome.to_case_result(&case_id, &explored);
+    let mut replay_path = None;
+    if let (Some(file), Mode::Explore(_)) = (&outcome.replay, &mode) {
+        let path = out.join(REPLAY_FILE_NAME);
+        match file.write(&path) {
+            Ok(()) => replay_path = Some(path),
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
+    let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
+    env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    env.extra
+        .insert("store".into(), Value::String(args.store.clone()));
+    env.extra.insert(
+        "explore".into(),
+        serde_json::json!({
+            "cases": outcome.cases,
+            "operations": outcome.ops,
+            "seconds": outcome.elapsed.as_secs_f64(),
+            "operationsPerSecond": outcome.ops_per_second(),
+        }),
+    );
+    let rules = super::conform::rule_infos(std::slice::from_ref(&result));
+    let report = Report::new(env, rules, vec![result.clone()]);
+    let paths = match loom_report::render_all(&report, &out) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: writing the report into {}: {e}", out.display());
+            return EXIT_USAGE;
+        }
+    };
+    println!(
+        "\n{}: {} cases, {} operations in {:.1} s ({:.0} operations/s)",
+        result.status,
+        outcome.cases,
+        outcome.ops,
+        outcome.elapsed.as_secs_f64(),
+        outcome.ops_per_second()
+    );
+    if let Some(m) = &result.message {
+        println!("{m}");
+    }
+    if let Some(path) = &replay_path {
+        print_replay_hint(path, &args.store);
+    }
+    super::print_report_paths(&paths, &report.digest);
+    if result.status.is_failure() {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+fn print_replay_hint(path: &Path, store: &str) {
+    println!("\nreplay file: {}", super::shown(path));
+    println!(
+        "  run it again:  loom conform --store '{store}' --replay {}",
+        super::shown(path)
+    );
+}
