@@ -116,16 +116,36 @@ pub struct KernelAdapterArgs {}
 #[derive(Args)]
 #[command(
     after_help = "Re-runs the flow script against the recorded log (served from the log, as a resume would) and reports whether it replays unchanged.\n\n\
-Examples:\n  loom replay --log run.jsonl --flow flow.json\n  loom replay --log run.jsonl --flow flow.json --json\n\n\
-Exit status: 0 replays unchanged, 1 diverged, 2 usage error or unreadable input."
+With --corpus, replays every entry of a golden-log corpus (vectors/golden/README.md): the corpus built into this binary \
+when no DIR is given, else the one under DIR; with --kernel-cmd, through a foreign kernel's runScenario. --record writes \
+the log of every entry under DIR that has none yet (review it before committing).\n\n\
+Examples:\n  loom replay --log run.jsonl --flow flow.json\n  loom replay --log run.jsonl --flow flow.json --json\n  loom replay --corpus\n  \
+loom replay --corpus --kernel-cmd 'python3 my_kernel.py'\n  loom replay --corpus vectors/golden --record\n\n\
+Exit status: 0 replays unchanged (or recorded), 1 diverged, 2 usage error or unreadable input."
 )]
 pub struct ReplayArgs {
     /// The recorded log: a JSON array of envelopes or JSON lines.
-    #[arg(long)]
-    pub log: PathBuf,
+    #[arg(long, required_unless_present = "corpus", requires = "flow")]
+    pub log: Option<PathBuf>,
     /// The flow script (JSON, docs/flow-scripts.md).
-    #[arg(long)]
-    pub flow: PathBuf,
+    #[arg(long, required_unless_present = "corpus", requires = "log")]
+    pub flow: Option<PathBuf>,
+    /// Replay a golden-log corpus: the built-in one, or the one under DIR.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["log", "flow"])]
+    pub corpus: Option<Option<PathBuf>>,
+    /// With --corpus DIR: record the log of every entry that has none yet.
+    #[arg(long, requires = "corpus", conflicts_with = "kernel_cmd")]
+    pub record: bool,
+    /// With --record: record every entry again, replacing its reviewed log.
+    #[arg(long, requires = "record")]
+    pub force: bool,
+    /// With --corpus: replay through this foreign kernel's runScenario (the stdio kernel
+    /// protocol) instead of the reference runtime.
+    #[arg(long, value_name = "COMMAND", requires = "corpus")]
+    pub kernel_cmd: Option<String>,
+    /// Time limits for a foreign kernel adapter.
+    #[command(flatten)]
+    pub adapter: super::AdapterArgs,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -514,8 +534,15 @@ pub fn kernel_adapter(_args: KernelAdapterArgs) -> u8 {
 /// Runs `loom replay`: re-runs a flow script against a recorded log and reports
 /// whether it replays unchanged (a divergence is a structured diff).
 pub fn replay(args: ReplayArgs) -> u8 {
+    if let Some(dir) = &args.corpus {
+        return replay_corpus(dir.as_deref(), &args);
+    }
+    let (Some(log), Some(flow)) = (&args.log, &args.flow) else {
+        eprintln!("error: pass --log FILE --flow SCRIPT, or --corpus [DIR]");
+        return EXIT_USAGE;
+    };
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
-    let (log_text, flow_text) = match (read(&args.log), read(&args.flow)) {
+    let (log_text, flow_text) = match (read(log), read(flow)) {
         (Ok(l), Ok(f)) => (l, f),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
@@ -542,5 +569,108 @@ pub fn replay(args: ReplayArgs) -> u8 {
                 EXIT_FAILED
             }
         }
+    }
+}
+
+/// `loom replay --corpus [DIR]`: records (`--record`) or replays every entry of a
+/// golden-log corpus, through the reference runtime or `--kernel-cmd`.
+fn replay_corpus(dir: Option<&Path>, args: &ReplayArgs) -> u8 {
+    use loom_vectors::golden;
+    if args.record {
+        let Some(dir) = dir else {
+            eprintln!("error: --record writes into a corpus folder: pass --corpus DIR");
+            return EXIT_USAGE;
+        };
+        return match golden::record_corpus(dir, args.force) {
+            Ok(ids) => {
+                for id in &ids {
+                    println!("recorded {id}");
+                }
+                println!(
+                    "{} entr{} recorded under {}; review the logs before committing them",
+                    ids.len(),
+                    if ids.len() == 1 { "y" } else { "ies" },
+                    super::shown(dir)
+                );
+                EXIT_OK
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                EXIT_FAILED
+            }
+        };
+    }
+    let entries = match dir {
+        None => golden::embedded_corpus(),
+        Some(d) => golden::load_corpus(d),
+    };
+    let entries = match entries {
+        Ok(e) => e,
+        Err(errors) => {
+            eprintln!("error: {}", errors.join("\n"));
+            return EXIT_USAGE;
+        }
+    };
+    let results = match &args.kernel_cmd {
+        None => golden::replay_corpus(&entries),
+        Some(cmd) => {
+            let mut config = KernelProcessConfig::new(cmd);
+            config.call_timeout_ms = args.adapter.timeout_ms;
+            config.hello_timeout_ms = args.adapter.hello_timeout_ms;
+            match KernelProcess::start(config) {
+                Ok(mut p) => {
+                    let mut r = golden::replay_corpus_on(&mut p, &entries);
+                    let report = p.shutdown();
+                    loom_vectors::runner::apply_blames(&mut r, report.blames);
+                    r.extend(report.problems.into_iter().map(|problem| {
+                        CaseResult::error(
+                            golden::AREA,
+                            loom_vectors::runner::ADAPTER_SUITE,
+                            "adapter/shutdown",
+                            Vec::<String>::new(),
+                            problem.message,
+                        )
+                    }));
+                    r
+                }
+                Err(fault) => vec![CaseResult::error(
+                    golden::AREA,
+                    loom_vectors::runner::ADAPTER_SUITE,
+                    "adapter/handshake",
+                    Vec::<String>::new(),
+                    fault.message,
+                )],
+            }
+        }
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results).unwrap_or_default()
+        );
+    } else {
+        for r in &results {
+            println!("{:<8} {}", r.status.as_str(), r.case_id);
+            if let Some(m) = r.message.as_deref().filter(|_| r.status.is_failure()) {
+                println!("         {m}");
+            }
+        }
+        let failed = results.iter().filter(|r| r.status.is_failure()).count();
+        println!(
+            "{} of {} entries replay unchanged{}",
+            results.iter().filter(|r| r.status == Status::Pass).count(),
+            results.len(),
+            if failed > 0 {
+                format!("; {failed} failing")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let all_pass = !results.is_empty() && results.iter().all(|r| r.status == Status::Pass);
+    if all_pass {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
     }
 }

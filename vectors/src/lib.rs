@@ -12,6 +12,8 @@
 //!   the reference kernel in-process, or a foreign kernel over stdio;
 //! - the stdio kernel protocol: the server side ([`serve_reference_kernel`]) and the
 //!   client ([`client::KernelProcess`]);
+//! - the golden-log corpus ([`golden`]): committed flow scripts and their recorded
+//!   logs, replayed through the reference runtime or a foreign kernel;
 //! - deliberately wrong kernels ([`wrong::Bug`]) that prove the vectors catch bugs.
 //!
 //! Key design decision: every request the runner makes goes through one JSON method
@@ -30,6 +32,7 @@ pub mod client;
 pub mod expected_failures;
 pub mod format;
 pub mod generate;
+pub mod golden;
 pub mod limits;
 pub mod protocol;
 pub mod reference;

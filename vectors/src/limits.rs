@@ -21,3 +21,7 @@ pub const VECTOR_FILES_MAX: usize = 10_000;
 pub const EVERY_K_EVENTS_MAX: usize = 64;
 /// How many characters of an offending line or value an error message quotes.
 pub const QUOTE_CHARS_MAX: usize = 200;
+/// The most entries the golden-log corpus may hold.
+pub const GOLDEN_ENTRIES_MAX: usize = 1_000;
+/// The largest golden-corpus file (a flow, driver, log or outcomes file) the loader reads.
+pub const GOLDEN_FILE_BYTES_MAX: u64 = 4 * 1024 * 1024;

@@ -167,8 +167,12 @@ pub fn replay(log: &[EventEnvelope], flow: &Value) -> Result<ReplayReport, Strin
             }
             continue;
         }
-        let next_is_resume = log
-            .get(i + 1)
+        // The gate appends the caller's event, the facts it records with it (an
+        // in-doubt verdict's kernel-stamped DECISION_RECORDED, an APPROVAL_GRANTED)
+        // and then EXECUTION_RESUMED, in one batch.
+        let next_is_resume = log[i + 1..]
+            .iter()
+            .find(|n| !(n.is_kernel_stamped() || n.event_type == "APPROVAL_GRANTED"))
             .is_some_and(|n| n.event_type == "EXECUTION_RESUMED");
         let is_caller_event =
             !loom_kernel::fold::is_known_event_type(&e.event_type) && !e.is_kernel_stamped();
@@ -186,25 +190,7 @@ pub fn replay(log: &[EventEnvelope], flow: &Value) -> Result<ReplayReport, Strin
         block_on(rt.store().read(&id)).map_err(|e| format!("reading the replay: {e}"))?;
     let expected: Vec<Value> = log.iter().map(replay_scrub).collect();
     let actual: Vec<Value> = produced.iter().map(replay_scrub).collect();
-    let mut divergence = None;
-    for i in 0..expected.len().max(actual.len()) {
-        let (x, y) = (expected.get(i), actual.get(i));
-        if x != y {
-            let syscall = y.or(x).map(syscall_of).unwrap_or_default();
-            let path = match (x, y) {
-                (Some(a), Some(b)) => loom_report::first_difference(a, b),
-                _ => None,
-            };
-            divergence = Some(Divergence {
-                event_index: i,
-                expected: x.cloned(),
-                actual: y.cloned(),
-                syscall,
-                path,
-            });
-            break;
-        }
-    }
+    let divergence = first_divergence(&expected, &actual);
     Ok(ReplayReport {
         recorded_events: expected.len(),
         replayed_events: actual.len(),
@@ -213,10 +199,37 @@ pub fn replay(log: &[EventEnvelope], flow: &Value) -> Result<ReplayReport, Strin
     })
 }
 
+/// The first difference between a recorded and a replayed log, both already scrubbed:
+/// its event index, both envelopes (`None` past the end of the shorter log), the
+/// syscall that diverged (from the replayed envelope, else the recorded one) and the
+/// first differing JSON pointer when both envelopes exist.
+pub fn first_divergence(expected: &[Value], actual: &[Value]) -> Option<Divergence> {
+    (0..expected.len().max(actual.len())).find_map(|i| {
+        let (x, y) = (expected.get(i), actual.get(i));
+        (x != y).then(|| Divergence {
+            event_index: i,
+            expected: x.cloned(),
+            actual: y.cloned(),
+            syscall: y.or(x).map(syscall_of).unwrap_or_default(),
+            path: match (x, y) {
+                (Some(a), Some(b)) => loom_report::first_difference(a, b),
+                _ => None,
+            },
+        })
+    })
+}
+
+/// `v` as its RFC 8785 canonical text reads back: the form two envelopes are compared
+/// in, so a number the runtime holds as `200.0` equals the `200` a log file spells
+/// (JSON has one number type; `serde_json` values tell them apart).
+pub fn comparable(v: &Value) -> Value {
+    serde_json::from_str(&loom_kernel::canonical_string(v)).unwrap_or_else(|_| v.clone())
+}
+
 /// The scrub rule plus one replay-only rule: `EXECUTION_STARTED.flowHash` hashes the
 /// script itself, so it changes with any code change and is not compared.
 fn replay_scrub(e: &EventEnvelope) -> Value {
-    let mut v = scrub_envelope(&e.to_value());
+    let mut v = comparable(&scrub_envelope(&e.to_value()));
     if e.event_type == "EXECUTION_STARTED" {
         if let Some(Value::Object(p)) = v.get_mut("payload") {
             p.remove("flowHash");

@@ -182,6 +182,13 @@ pub fn embedded_files() -> &'static [(&'static str, &'static str)] {
     embedded::FILES
 }
 
+/// The golden-log corpus embedded in this build (`golden/<entry>/<file>`, sorted by
+/// path): what [`crate::golden::embedded_corpus`] reads, so an installed `loom` replays
+/// the corpus without the source tree.
+pub fn embedded_golden_files() -> &'static [(&'static str, &'static str)] {
+    embedded::GOLDEN_FILES
+}
+
 /// The set embedded in this build: what `loom vectors run` runs, so an installed binary
 /// needs no source tree. Checked exactly as [`load_set`] checks files on disk.
 pub fn embedded_set() -> Result<VectorSet, Vec<VectorError>> {
