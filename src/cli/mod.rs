@@ -11,6 +11,7 @@ pub mod report_cmd;
 pub mod rules;
 pub mod sim;
 pub mod vectors;
+pub mod vectors_fuzz;
 
 /// Time limits for a foreign adapter (a `cmd:` store or a `--kernel-cmd` kernel), shared
 /// by every command that runs one.

@@ -36,6 +36,8 @@ pub enum VectorsCommand {
     },
     /// Run vectors against the reference kernel in-process, or a foreign kernel.
     Run(RunArgs),
+    /// Differential fuzzing of a kernel against the reference; divergences become vector files.
+    Fuzz(super::vectors_fuzz::FuzzArgs),
     /// Write the vector set built into this binary (cases, VERSION.json, schema) to a directory.
     #[command(
         after_help = "Writes DIR/cases/<kind>/<id>.json, DIR/VERSION.json (count and set digest) and \
@@ -160,6 +162,7 @@ pub fn run(cmd: VectorsCommand) -> u8 {
             vectors,
         } => list(rule, kind, vectors.as_deref()),
         VectorsCommand::Run(args) => run_vectors(args),
+        VectorsCommand::Fuzz(args) => super::vectors_fuzz::fuzz(args),
         VectorsCommand::Export { dir, force } => export(&dir, force),
         VectorsCommand::Regen { check, root } => regen(check, &root),
     }

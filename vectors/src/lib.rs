@@ -14,7 +14,10 @@
 //!   client ([`client::KernelProcess`]);
 //! - the golden-log corpus ([`golden`]): committed flow scripts and their recorded
 //!   logs, replayed through the reference runtime or a foreign kernel;
-//! - deliberately wrong kernels ([`wrong::Bug`]) that prove the vectors catch bugs.
+//! - deliberately wrong kernels ([`wrong::Bug`]) that prove the vectors catch bugs;
+//! - the differential campaign ([`fuzz`]) behind `loom vectors fuzz`: the property
+//!   library's generators drive a kernel under test against the reference, and each
+//!   shrunk divergence becomes a vector file.
 //!
 //! Key design decision: every request the runner makes goes through one JSON method
 //! table ([`reference::ReferenceKernel::handle`]), in-process and over the protocol
@@ -24,13 +27,16 @@
 //! kernel change shows as a diff of the committed files (`vectors/cases/**`), which a
 //! test regenerates in memory and compares byte for byte.
 //!
-//! Architecture invariant: this crate depends on the kernel and the report model only;
-//! it knows nothing of stores, kits or the simulator.
+//! Architecture invariant: this crate depends on the kernel, the report model, the
+//! process runner and the property library's generators (for the campaign); it uses
+//! the in-memory stores only to run runtime scenarios, and knows nothing of the kits or
+//! the simulator.
 #![deny(missing_docs)]
 
 pub mod client;
 pub mod expected_failures;
 pub mod format;
+pub mod fuzz;
 pub mod generate;
 pub mod golden;
 pub mod limits;

@@ -20,6 +20,8 @@ pub fn is_fold_bug(bug: Bug) -> bool {
         Bug::StepFailedFailsExecution
             | Bug::ContinuedNotTerminal
             | Bug::SecondParkedFailureFails
+            | Bug::CancelledNotReopened
+            | Bug::ResumePayloadsCapped
             | Bug::NullResumeAlwaysPassthrough
             | Bug::DivergedNullResumePassthrough
             | Bug::UnparkedResumeDropped
@@ -175,6 +177,17 @@ fn after_fold(bug: Bug, before: &ExecutionState, state: &mut ExecutionState, e: 
                 && before.failed_while_parked() =>
         {
             state.status = Status::Failed;
+        }
+        Bug::CancelledNotReopened
+            if ty == "EXECUTION_RESUMED"
+                && e.payload.is_null()
+                && before.status == Status::Cancelled =>
+        {
+            state.status = Status::Cancelled;
+        }
+        Bug::ResumePayloadsCapped if state.resume_payloads().len() > 3 => {
+            let list = state.resume_payloads()[..3].to_vec();
+            set_passthroughs(state, list);
         }
         Bug::NullResumeAlwaysPassthrough | Bug::DivergedNullResumePassthrough
             if ty == "EXECUTION_RESUMED"

@@ -107,8 +107,12 @@ bugs! {
     /// A kernel-stamped `EXECUTION_CONTINUED` records `_continuedTo` but leaves the status.
     ContinuedNotTerminal = "continued-not-terminal", "fold status moves", FOLDS, ["FOLD-23"], false;
     /// A second `STEP_FAILED` while parked (with `_failedWhileParked` already set) fails the execution.
-    SecondParkedFailureFails = "second-parked-failure-fails", "fold status moves", FOLDS, ["FOLD-10"], true;
+    SecondParkedFailureFails = "second-parked-failure-fails", "fold status moves", FOLDS, ["FOLD-09", "FOLD-10"], true;
+    /// A null resume re-opens a failed or completed execution but not a cancelled one.
+    CancelledNotReopened = "cancelled-not-reopened", "fold status moves", FOLDS, ["FOLD-20", "FOLD-07"], true;
     // ---- fold: _resumePayloads -----------------------------------------------------
+    /// `_resumePayloads` kept in a fixed buffer of three entries: later answers are lost.
+    ResumePayloadsCapped = "resume-payloads-capped", "_resumePayloads", FOLDS, ["FOLD-15"], true;
     /// Every null `EXECUTION_RESUMED` adds a passthrough, even status-only ones.
     NullResumeAlwaysPassthrough = "null-resume-always-passthrough", "_resumePayloads", FOLDS, ["FOLD-12", "FOLD-20"], false;
     /// A null resume at `__loom_diverged__` adds a passthrough (only the in-doubt gate is special-cased).

@@ -1,0 +1,205 @@
+//! `loom vectors fuzz`: the differential campaign of `loom_vectors::fuzz` against a
+//! kernel under test (a `--kernel-cmd` adapter, or the reference in-process). This file
+//! only parses arguments, shows progress, writes the findings as vector files and the
+//! report, and picks the exit code.
+
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use clap::Args;
+use loom_report::{Environment, Report, RuleInfo};
+use loom_vectors::fuzz::{run_campaign, write_findings, Check, FuzzConfig};
+use loom_vectors::runner::{InProcessKernel, KernelClient};
+use loom_vectors::{KernelProcess, KernelProcessConfig};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// Arguments of `loom vectors fuzz`.
+#[derive(Args)]
+#[command(
+    after_help = "Drives the kernel with generated event logs, resumes, emits and JSON values (most requests respelled as raw text) and compares every answer with the reference kernel; `restore` also checks the kernel against itself (foldFrom(fold(events[..=k]), tail) == fold(events)). A divergence is shrunk and written as a vector file; run it again with `loom vectors run --kernel-cmd CMD --extra DIR/vectors`.\n\nExamples:\n  loom vectors fuzz --kernel-cmd 'node my-kernel.mjs' --time 60\n  loom vectors fuzz --kernel-cmd ./kernel --cases 5000 --seed 7 --check fold,restore\n\nExit status: 0 no divergence, 1 a divergence (or the kernel stopped answering), 2 usage error."
+)]
+pub struct FuzzArgs {
+    /// The adapter command line (run through `sh -c`); default: the reference kernel in-process.
+    #[arg(long)]
+    pub kernel_cmd: Option<String>,
+    /// Stop after this many seconds (checked between batches of 32 cases).
+    #[arg(long, value_name = "SECS")]
+    pub time: Option<u64>,
+    /// Stop after this many cases, all checks together.
+    #[arg(long)]
+    pub cases: Option<u64>,
+    /// The campaign's seed: the same seed and case budget replay the same campaign.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Which checks to run (comma-separated): fold, restore, digest, ingress, emit.
+    #[arg(long, value_delimiter = ',')]
+    pub check: Vec<String>,
+    /// Directory for the report and the found vectors (default: ./loom-reports/fuzz-<UTC time>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Per-call timeout for a foreign kernel, in milliseconds.
+    #[arg(long, default_value_t = loom_vectors::limits::CALL_TIMEOUT_MS_DEFAULT)]
+    pub timeout_ms: u64,
+    /// No progress line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn rules() -> Vec<RuleInfo> {
+    loom_spec::Catalogue::load()
+        .rules()
+        .iter()
+        .map(|r| RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary))
+        .collect()
+}
+
+/// Runs `loom vectors fuzz`.
+pub fn fuzz(args: FuzzArgs) -> u8 {
+    let mut checks = Vec::new();
+    for name in &args.check {
+        match Check::parse(name.trim()) {
+            Some(c) => checks.push(c),
+            None => {
+                eprintln!("error: unknown check `{name}` (fold, restore, digest, ingress, emit)");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    if checks.is_empty() {
+        checks = Check::ALL.to_vec();
+    }
+    let config = FuzzConfig {
+        seed: args.seed,
+        cases: args.cases,
+        time_ms: match (args.time, args.cases) {
+            (Some(s), _) => Some(s.saturating_mul(1000)),
+            (None, Some(_)) => None,
+            (None, None) => Some(60_000),
+        },
+        checks,
+        ..FuzzConfig::default()
+    };
+    let out = match super::prepare_out(args.out.as_deref(), "fuzz") {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut client: Box<dyn KernelClient> = match &args.kernel_cmd {
+        None => Box::new(InProcessKernel::default()),
+        Some(cmd) => {
+            let mut c = KernelProcessConfig::new(cmd.clone());
+            c.call_timeout_ms = args.timeout_ms;
+            match KernelProcess::start(c) {
+                Ok(p) => Box::new(p),
+                Err(e) => {
+                    eprintln!("error: starting the kernel adapter `{cmd}`: {e}");
+                    return EXIT_FAILED;
+                }
+            }
+        }
+    };
+    let quiet = args.quiet;
+    let report = run_campaign(client.as_mut(), &config, &mut |p| {
+        if !quiet {
+            eprint!(
+                "\rfuzz: {} cases, {} finding(s), {:.1} s   ",
+                p.cases,
+                p.findings,
+                p.elapsed_ms as f64 / 1000.0
+            );
+        }
+    });
+    if !quiet {
+        eprintln!();
+    }
+    drop(client);
+    let vectors_dir = out.join("vectors");
+    let written = match write_findings(&vectors_dir, &report.findings) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: writing the found vectors: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
+    env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    env.extra.insert(
+        "kernel".into(),
+        Value::String(
+            args.kernel_cmd
+                .clone()
+                .unwrap_or_else(|| "reference (in-process)".into()),
+        ),
+    );
+    env.extra.insert(
+        "fuzz".into(),
+        json!({
+            "seed": config.seed,
+            "cases": report.cases,
+            "casesByCheck": report.cases_by_check.iter().map(|(c, n)| (c.as_str().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
+            "shrinkSteps": report.shrink_steps,
+            "elapsedMs": report.elapsed_ms,
+            "casesPerSecond": (report.cases_per_second() * 10.0).round() / 10.0,
+        }),
+    );
+    let results = report.results(&config);
+    let report_doc = Report::new(env, rules(), results);
+    let paths = match loom_report::render_all(&report_doc, &out) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: writing the report into {}: {e}", out.display());
+            return EXIT_USAGE;
+        }
+    };
+    println!(
+        "{} cases in {:.1} s ({:.0}/s), seed {}",
+        report.cases,
+        report.elapsed_ms as f64 / 1000.0,
+        report.cases_per_second(),
+        config.seed
+    );
+    for (c, why) in &report.skipped {
+        println!("  skipped {}: {why}", c.as_str());
+    }
+    for f in &report.findings {
+        let d = &f.divergence;
+        println!(
+            "  {} [{}] {}{}{}",
+            f.check.as_str(),
+            d.rules().join(","),
+            d.message,
+            d.index.map(|i| format!(" (event {i})")).unwrap_or_default(),
+            d.path
+                .as_ref()
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default(),
+        );
+        println!(
+            "      expected {}\n      actual   {}",
+            loom_kernel::canonical_string(&d.expected),
+            loom_kernel::canonical_string(&d.actual)
+        );
+    }
+    if let Some(why) = &report.aborted {
+        println!("  stopped early: {why}");
+    }
+    if !written.is_empty() {
+        println!(
+            "{} vector file(s) under {}; run them again with:\n  loom vectors run{} --extra {}",
+            written.len(),
+            vectors_dir.display(),
+            args.kernel_cmd
+                .as_ref()
+                .map(|c| format!(" --kernel-cmd '{c}'"))
+                .unwrap_or_default(),
+            vectors_dir.display()
+        );
+    }
+    super::print_report_paths(&paths, &report_doc.digest);
+    if report.findings.is_empty() && report.aborted.is_none() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}

@@ -1,0 +1,230 @@
+//! One differential case per check, built from bytes by the property library's
+//! generators (`loom-props`): event logs (`LogSpec`, every grammar family and its
+//! targeted corruption), hostile resumes and emits (`IngressInput`), and wide JSON
+//! values (`CanonicalInput`). Bytes in, case out, deterministically, so proptest can
+//! shrink the bytes and the smaller bytes still build a (smaller) case.
+
+use super::respell::respell;
+use arbitrary::{Arbitrary, Unstructured};
+use loom_kernel::ingress::{EmitSource, ResumePath};
+use loom_props::ingress::{gate_schema, Auth, IngressInput as PropsIngress};
+use loom_props::{CanonicalInput, Grammar, LogSpec};
+use serde_json::{json, Map, Value};
+
+/// What a case checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Check {
+    /// `fold(events)` against the reference fold.
+    Fold,
+    /// `foldFrom(fold(events[..=k]), events[k+1..]) == fold(events)` on the kernel itself.
+    Restore,
+    /// Canonical JSON, fnv1a64, emit digests and flow hashes against the reference.
+    Digest,
+    /// The ingress gate's decision against the reference.
+    Ingress,
+    /// Userspace emit validation against the reference.
+    Emit,
+}
+
+impl Check {
+    /// Every check, in the order the campaign takes turns.
+    pub const ALL: [Check; 5] = [
+        Check::Fold,
+        Check::Restore,
+        Check::Digest,
+        Check::Ingress,
+        Check::Emit,
+    ];
+
+    /// The check's name (`--check` values, report suites).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::Fold => "fold",
+            Check::Restore => "restore",
+            Check::Digest => "digest",
+            Check::Ingress => "ingress",
+            Check::Emit => "emit",
+        }
+    }
+
+    /// Parses a check name.
+    pub fn parse(text: &str) -> Option<Check> {
+        Check::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+
+    /// The rules a passing check is evidence for.
+    pub fn rules(self) -> &'static [&'static str] {
+        match self {
+            Check::Fold => &["FOLD-01", "FOLD-07", "FOLD-38", "FOLD-48"],
+            Check::Restore => &["SNAP-01"],
+            Check::Digest => &["EMIT-02", "EMIT-04", "GAP-03", "FOLD-34"],
+            Check::Ingress => &["INGRESS-02", "INGRESS-03", "INGRESS-15", "INGRESS-24"],
+            Check::Emit => &["INGRESS-27", "INGRESS-28", "INGRESS-33", "INGRESS-39"],
+        }
+    }
+}
+
+/// One generated case: the request the kernel gets, as a value and, when respelled,
+/// as the exact text sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// What it checks.
+    pub check: Check,
+    /// The protocol method of the first request.
+    pub method: &'static str,
+    /// Its params.
+    pub params: Value,
+    /// Its params as sent, when respelled (a vector's `rawInput`).
+    pub raw: Option<String>,
+    /// `restore`: the snapshot points.
+    pub ks: Vec<usize>,
+    /// `restore`: for each snapshot point, where its tail starts (`k + 1` mostly; at or
+    /// before `k` to overlap the snapshot, GAP-15).
+    pub tail_from: Vec<usize>,
+}
+
+fn log_values(log: &LogSpec) -> Vec<Value> {
+    log.envelopes().iter().map(|e| e.to_value()).collect()
+}
+
+/// Builds the case `bytes` describe for `check`; `None` when the bytes are too few to
+/// build one (the case then passes, as libFuzzer skips such inputs).
+pub fn generate(check: Check, bytes: &[u8]) -> Option<Case> {
+    let mut u = Unstructured::new(bytes);
+    let u = &mut u;
+    let (method, params, respell_odds) = match check {
+        Check::Fold | Check::Restore => {
+            let log =
+                LogSpec::generate(u, Grammar::FULL, loom_props::limits::LOG_EVENTS_MAX).ok()?;
+            ("fold", json!({ "events": log_values(&log) }), 3u8)
+        }
+        Check::Digest => {
+            let value = CanonicalInput::arbitrary(u).ok()?.value;
+            let params = match u.choose_index(5).ok()? {
+                0 | 1 => json!({"op": "canonical", "value": value}),
+                2 => {
+                    let segment = u.int_in_range(0u64..=20).ok()?;
+                    let ty = *u
+                        .choose(&["PROGRESS", "UI", "DECISION_RECORDED", "é/😀", "a\"b"])
+                        .ok()?;
+                    json!({"op": "emit", "segment": segment, "eventType": ty, "payload": value})
+                }
+                3 => json!({"op": "fnv1a64", "text": loom_kernel::canonical_string(&value)}),
+                _ => {
+                    let alg = *u.choose(&["sha256", "fnv1a"]).ok()?;
+                    json!({"op": "flowHash", "algorithm": alg, "value": {"flowId": "f", "body": value}})
+                }
+            };
+            ("digest", params, 1)
+        }
+        Check::Ingress | Check::Emit => {
+            let input = PropsIngress::arbitrary(u).ok()?;
+            if check == Check::Ingress {
+                ("ingress", ingress_params(&input), 3)
+            } else {
+                ("validateEmit", emit_params(&input), 3)
+            }
+        }
+    };
+    let ks = if check == Check::Restore {
+        let n = params["events"].as_array().map_or(0, Vec::len);
+        if n == 0 {
+            return None;
+        }
+        let mut ks: Vec<usize> = (0..u.int_in_range(1u8..=3).ok()?)
+            .map(|_| u.choose_index(n).unwrap_or(0))
+            .collect();
+        ks.sort_unstable();
+        ks.dedup();
+        ks
+    } else {
+        Vec::new()
+    };
+    let tail_from: Vec<usize> = ks
+        .iter()
+        .map(|&k| match u.choose_index(4).unwrap_or(0) {
+            3 => k.saturating_sub(u.choose_index(3).unwrap_or(0)),
+            _ => k + 1,
+        })
+        .collect();
+    // Most requests go out respelled; some in the compact form a serializer writes.
+    let raw = if u.ratio(respell_odds, respell_odds + 1).unwrap_or(false) {
+        Some(respell(u, &params))
+    } else {
+        None
+    };
+    Some(Case {
+        check,
+        method,
+        params,
+        raw,
+        ks,
+        tail_from,
+    })
+}
+
+fn path_name(p: ResumePath) -> &'static str {
+    match p {
+        ResumePath::Resume => "resume",
+        ResumePath::ResumeAs => "resumeAs",
+        ResumePath::Recover => "recover",
+        ResumePath::Timer => "timer",
+    }
+}
+
+/// The protocol's `ingress` params for a generated hostile resume.
+pub fn ingress_params(input: &PropsIngress) -> Value {
+    let mut request = Map::new();
+    request.insert("eventType".into(), json!(input.request.event_type));
+    request.insert("payload".into(), input.request.payload.clone());
+    if let Some(m) = &input.request.metadata {
+        request.insert("metadata".into(), Value::Object(m.clone()));
+    }
+    let mut flow = Map::new();
+    if input.schema {
+        let state = loom_kernel::fold(&input.log.envelopes());
+        let gate = state.parked_gate().unwrap_or("approve").to_owned();
+        flow.insert("resumeSchemas".into(), json!({ gate: gate_schema() }));
+    }
+    let mut params = json!({
+        "log": log_values(&input.log),
+        "path": path_name(input.path),
+        "request": request,
+        "flow": flow,
+    });
+    match input.auth {
+        Auth::None => {}
+        Auth::Accept => {
+            params["authenticator"] = json!({"verdict": "accept", "approval": {"by": "fuzz"}})
+        }
+        Auth::Reject => {
+            params["authenticator"] = json!({"verdict": "reject", "reason": "rejected"})
+        }
+    }
+    if input.deny {
+        params["authorizer"] = json!({"verdict": "deny", "reason": "denied"});
+    }
+    params
+}
+
+/// The protocol's `validateEmit` params for a generated hostile emit.
+pub fn emit_params(input: &PropsIngress) -> Value {
+    let e = &input.emit;
+    let source = match &e.source {
+        EmitSource::Flow => json!({"kind": "flow"}),
+        EmitSource::Relay => json!({"kind": "relay"}),
+        EmitSource::Effect { step_id, attempt } => {
+            json!({"kind": "effect", "stepId": step_id, "attempt": attempt})
+        }
+    };
+    let mut params = json!({
+        "log": log_values(&input.log),
+        "source": source,
+        "eventType": e.event_type,
+        "payload": e.payload,
+    });
+    if let Some(m) = &e.metadata {
+        params["metadata"] = Value::Object(m.clone());
+    }
+    params
+}

@@ -1,0 +1,188 @@
+//! The differential campaign (`loom vectors fuzz`): no finding on the faithful kernel;
+//! every fuzz-only wrong kernel found within a stated budget of cases, with the right
+//! rule; a sample of the vector-caught ones found too; and the vector it writes fails
+//! on the wrong kernel and passes on the reference (the replay loop of `--extra`).
+//!
+//! Budgets are case counts with fixed seeds, so the outcome is the same on every
+//! machine; `docs/guides/kernel-implementers.md` states them.
+
+use loom_report::Status;
+use loom_vectors::fuzz::{run_campaign, Check, FuzzConfig, FuzzReport};
+use loom_vectors::runner::{run_vector, Claims, InProcessKernel, KernelClient};
+use loom_vectors::wrong::Bug;
+use loom_vectors::{KernelProcess, KernelProcessConfig, ReferenceKernel};
+
+/// Cases the campaign needs at most to find each fuzz-only bug (all checks together).
+const FUZZ_ONLY_BUDGET_CASES: u64 = 3_000;
+/// Cases the faithful kernel must get through with no finding.
+const FAITHFUL_CASES: u64 = 600;
+
+fn campaign(kernel: &mut dyn KernelClient, checks: &[Check], cases: u64, seed: u64) -> FuzzReport {
+    let config = FuzzConfig {
+        seed,
+        cases: Some(cases),
+        time_ms: None,
+        checks: checks.to_vec(),
+        shrink_iters_max: 256,
+        stop_after_findings: Some(1),
+    };
+    run_campaign(kernel, &config, &mut |_| {})
+}
+
+fn checks_for(bug: Bug) -> Vec<Check> {
+    let mut out = Vec::new();
+    for kind in bug.kinds() {
+        match *kind {
+            "fold" | "normalize" => {
+                out.push(Check::Fold);
+                out.push(Check::Restore);
+            }
+            "digest" => out.push(Check::Digest),
+            "ingress" => out.push(Check::Ingress),
+            "emit" => out.push(Check::Emit),
+            _ => {}
+        }
+    }
+    out.dedup();
+    out
+}
+
+#[test]
+fn conf_01_the_faithful_kernel_has_no_finding() {
+    let mut kernel = InProcessKernel::default();
+    let report = campaign(&mut kernel, &Check::ALL, FAITHFUL_CASES, 7);
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    assert!(report.aborted.is_none(), "{:?}", report.aborted);
+    assert_eq!(report.cases, FAITHFUL_CASES);
+    for check in Check::ALL {
+        assert!(
+            report.cases_by_check.get(&check).copied().unwrap_or(0) > 0,
+            "{} ran no case",
+            check.as_str()
+        );
+    }
+}
+
+/// Runs the campaign against `bug` and returns the rule it found, with the case count.
+fn hunt(bug: Bug, budget: u64) -> Result<(String, u64), String> {
+    let mut kernel = InProcessKernel {
+        kernel: ReferenceKernel::with_bug(bug),
+    };
+    let report = campaign(&mut kernel, &checks_for(bug), budget, 1);
+    let Some(f) = report.findings.first() else {
+        return Err(format!(
+            "{}: no finding in {} cases ({:?})",
+            bug.as_str(),
+            report.cases,
+            report.cases_by_check
+        ));
+    };
+    if !f
+        .divergence
+        .rules()
+        .iter()
+        .any(|r| bug.must_fail_rules().contains(r))
+    {
+        return Err(format!(
+            "{}: found as {:?} (wanted one of {:?}) at {:?}: {}",
+            bug.as_str(),
+            f.divergence.rules(),
+            bug.must_fail_rules(),
+            f.divergence.path,
+            f.divergence.message
+        ));
+    }
+    // The written vector reproduces it and is right about the reference.
+    let Some(v) = &f.vector else {
+        return Err(format!("{}: the finding has no vector", bug.as_str()));
+    };
+    let mut wrong = InProcessKernel {
+        kernel: ReferenceKernel::with_bug(bug),
+    };
+    let claims = Claims::from_hello(wrong.hello().map_err(|e| e.to_string())?);
+    let replay = run_vector(&mut wrong, &claims, v);
+    if replay.status != Status::Fail {
+        return Err(format!(
+            "{}: the written vector {} is {} on the wrong kernel",
+            bug.as_str(),
+            v.id,
+            replay.status
+        ));
+    }
+    let mut reference = InProcessKernel::default();
+    let claims = Claims::from_hello(reference.hello().map_err(|e| e.to_string())?);
+    let fixed = run_vector(&mut reference, &claims, v);
+    if fixed.status != Status::Pass {
+        return Err(format!(
+            "{}: the written vector {} is {} on the reference",
+            bug.as_str(),
+            v.id,
+            fixed.status
+        ));
+    }
+    Ok((f.divergence.rule.to_owned(), f.found_at_case))
+}
+
+#[test]
+fn every_fuzz_only_bug_is_found_within_budget() {
+    let bugs: Vec<Bug> = Bug::ALL.iter().copied().filter(|b| b.fuzz_only()).collect();
+    assert!(!bugs.is_empty());
+    let mut problems = Vec::new();
+    for bug in bugs {
+        match hunt(bug, FUZZ_ONLY_BUDGET_CASES) {
+            Ok((rule, at)) => eprintln!("{:<36} found as {rule} at case {at}", bug.as_str()),
+            Err(e) => problems.push(e),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Bugs the vectors catch that the campaign finds too, one or more per check.
+const ALSO_FOUND_BY_THE_CAMPAIGN: [Bug; 8] = [
+    Bug::StepFailedFailsExecution,
+    Bug::NoSeq,
+    Bug::NullResumeAlwaysPassthrough,
+    Bug::RestoreTailOffByOne,
+    Bug::KeysByCodePoint,
+    Bug::RefusedResumeAppends,
+    Bug::GateBeforeIdentity,
+    Bug::EmitAllowsKernelTypes,
+];
+
+#[test]
+fn the_campaign_finds_vector_caught_bugs_too() {
+    let mut problems = Vec::new();
+    for bug in ALSO_FOUND_BY_THE_CAMPAIGN {
+        let t = std::time::Instant::now();
+        match hunt(bug, FUZZ_ONLY_BUDGET_CASES) {
+            Ok((rule, at)) => eprintln!(
+                "{:<36} found as {rule} at case {at} in {:?}",
+                bug.as_str(),
+                t.elapsed()
+            ),
+            Err(e) => problems.push(e),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn over_the_protocol_a_wrong_adapter_is_found_and_the_reference_adapter_is_not() {
+    let start = |cmd: String| {
+        KernelProcess::start(KernelProcessConfig::new(cmd)).expect("the adapter starts")
+    };
+    let mut good = start(env!("CARGO_BIN_EXE_reference-kernel-adapter").to_owned());
+    let report = campaign(&mut good, &Check::ALL, 200, 3);
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    let mut bad = start(format!(
+        "{} --bug {}",
+        env!("CARGO_BIN_EXE_wrong-kernel"),
+        Bug::KeysByCodePoint.as_str()
+    ));
+    let report = campaign(&mut bad, &[Check::Digest], FUZZ_ONLY_BUDGET_CASES, 3);
+    let f = report
+        .findings
+        .first()
+        .expect("the campaign finds the key-order bug");
+    assert_eq!(f.divergence.rule, "EMIT-04", "{f:#?}");
+}
