@@ -186,3 +186,30 @@ fn over_the_protocol_a_wrong_adapter_is_found_and_the_reference_adapter_is_not()
         .expect("the campaign finds the key-order bug");
     assert_eq!(f.divergence.rule, "EMIT-04", "{f:#?}");
 }
+
+/// The guide states the budgets this file checks.
+#[test]
+fn the_guide_states_these_budgets() {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/guides/kernel-implementers.md"
+    ))
+    .expect("the guide")
+    .split_whitespace()
+    .collect::<Vec<_>>()
+    .join(" ");
+    let thousands = |n: u64| {
+        let s = n.to_string();
+        if s.len() > 3 {
+            format!("{},{}", &s[..s.len() - 3], &s[s.len() - 3..])
+        } else {
+            s
+        }
+    };
+    for phrase in [
+        format!("within {} cases", thousands(FUZZ_ONLY_BUDGET_CASES)),
+        format!("no finding in {} cases", thousands(FAITHFUL_CASES)),
+    ] {
+        assert!(guide.contains(&phrase), "the guide should say `{phrase}`");
+    }
+}

@@ -411,6 +411,7 @@ fn run_batch(
                 Ok(())
             }
             Err(Stop::Diverged(d)) => {
+                let d = *d;
                 let mut c = calls.borrow_mut();
                 if c.2.is_none() {
                     c.2 = Some(c.0);
@@ -435,7 +436,7 @@ fn run_batch(
             let detailed = cases::generate(check, &minimal).and_then(|case| {
                 let mut kernel = client.borrow_mut();
                 match check_case(&mut **kernel, &case, true) {
-                    Err(Stop::Diverged(d)) => Some(d),
+                    Err(Stop::Diverged(d)) => Some(*d),
                     _ => None,
                 }
             });
@@ -455,7 +456,7 @@ fn run_batch(
 /// Why a case stopped.
 enum Stop {
     /// The kernel's answer diverges.
-    Diverged(Divergence),
+    Diverged(Box<Divergence>),
     /// The kernel stopped answering altogether (restarts exhausted).
     Broken(String),
 }
@@ -492,7 +493,7 @@ fn call_failed(check: Check, e: CallError, expected: &Value) -> Stop {
             return Stop::Broken(m.clone());
         }
     }
-    Stop::Diverged(Divergence {
+    Stop::Diverged(Box::new(Divergence {
         rule: call_rule(check),
         also: Vec::new(),
         index: None,
@@ -500,7 +501,7 @@ fn call_failed(check: Check, e: CallError, expected: &Value) -> Stop {
         expected: expected.clone(),
         actual: Value::String(e.to_string()),
         message: format!("the kernel gave no answer where the reference answers: {e}"),
-    })
+    }))
 }
 
 fn state(v: &Value) -> Value {
@@ -540,7 +541,7 @@ fn check_case(client: &mut dyn KernelClient, case: &Case, locate: bool) -> Resul
                 }
                 _ => attribute::emit_rules(&case.params, &expected, &actual),
             };
-            Err(Stop::Diverged(Divergence {
+            Err(Stop::Diverged(Box::new(Divergence {
                 rule: rules[0],
                 also: rules[1..].to_vec(),
                 index: None,
@@ -548,7 +549,7 @@ fn check_case(client: &mut dyn KernelClient, case: &Case, locate: bool) -> Resul
                 expected,
                 actual,
                 message: format!("`{}` answers differ from the reference", case.method),
-            }))
+            })))
         }
     }
 }
@@ -573,7 +574,7 @@ fn check_fold(client: &mut dyn KernelClient, case: &Case, locate: bool) -> Resul
         return Ok(());
     }
     if !locate {
-        return Err(Stop::Diverged(Divergence {
+        return Err(Stop::Diverged(Box::new(Divergence {
             rule: "FOLD-01",
             also: Vec::new(),
             index: None,
@@ -581,7 +582,7 @@ fn check_fold(client: &mut dyn KernelClient, case: &Case, locate: bool) -> Resul
             expected,
             actual,
             message: "fold(events) differs from the reference".into(),
-        }));
+        })));
     }
     // The first prefix that folds differently names the event, and its state the path.
     let evs = events(case);
@@ -598,7 +599,7 @@ fn check_fold(client: &mut dyn KernelClient, case: &Case, locate: bool) -> Resul
             let path = f.path.clone().unwrap_or_default();
             let at = |v: &Value| v.pointer(&path).cloned().unwrap_or(Value::Null);
             let rule = attribute::fold_rule(&evs[i], &path, &at(&want), &at(&got));
-            return Err(Stop::Diverged(Divergence {
+            return Err(Stop::Diverged(Box::new(Divergence {
                 rule,
                 also: Vec::new(),
                 index: Some(i as u64),
@@ -609,12 +610,12 @@ fn check_fold(client: &mut dyn KernelClient, case: &Case, locate: bool) -> Resul
                     "fold(events[..={i}]) differs from the reference after a {} event",
                     evs[i]["eventType"].as_str().unwrap_or("?")
                 ),
-            }));
+            })));
         }
     }
     // Only the whole (raw) request differs: the kernel reads the spelling.
     let f = difference(&expected, &actual);
-    Err(Stop::Diverged(Divergence {
+    Err(Stop::Diverged(Box::new(Divergence {
         rule: "FOLD-01",
         also: Vec::new(),
         index: None,
@@ -622,7 +623,7 @@ fn check_fold(client: &mut dyn KernelClient, case: &Case, locate: bool) -> Resul
         expected,
         actual,
         message: "the fold of the log as sent (respelled) differs from the fold of the same log as the reference reads it".into(),
-    }))
+    })))
 }
 
 fn check_restore(client: &mut dyn KernelClient, case: &Case) -> Result<(), Stop> {
@@ -650,7 +651,7 @@ fn check_restore(client: &mut dyn KernelClient, case: &Case) -> Result<(), Stop>
             let path = f.path.clone().unwrap_or_default();
             let at = |v: &Value| v.pointer(&path).cloned().unwrap_or(Value::Null);
             let overlap = from <= k;
-            return Err(Stop::Diverged(Divergence {
+            return Err(Stop::Diverged(Box::new(Divergence {
                 rule: if overlap { "GAP-15" } else { "SNAP-01" },
                 also: if overlap { vec!["SNAP-01"] } else { Vec::new() },
                 index: Some(k as u64),
@@ -660,7 +661,7 @@ fn check_restore(client: &mut dyn KernelClient, case: &Case) -> Result<(), Stop>
                 message: format!(
                     "on the kernel itself, foldFrom(its fold of events[..={k}], events[{from}..]) differs from its fold of every event"
                 ),
-            }));
+            })));
         }
     }
     Ok(())
