@@ -221,6 +221,156 @@ fn replay_10_timer_fires_after_restart() {
     );
 }
 
+/// An event store whose first append of a park first runs a hook: another worker acting
+/// in the window between the timer being scheduled and the park landing (REPLAY-17
+/// order).
+struct ParkRace {
+    inner: std::sync::Arc<loom_stores::MemoryEventStore>,
+    hook: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Refuse the next park append (a worker that dies between the timer and the park).
+    lose_park: std::sync::atomic::AtomicBool,
+}
+
+impl loom_kernel::spi::EventStore for ParkRace {
+    fn capabilities(&self) -> loom_kernel::spi::EventStoreCapabilities {
+        self.inner.capabilities()
+    }
+
+    async fn append(
+        &self,
+        execution_id: &str,
+        expected_next: u64,
+        events: Vec<loom_kernel::EventEnvelope>,
+        fence: Option<loom_kernel::spi::FenceToken>,
+    ) -> Result<loom_kernel::spi::AppendAck, loom_kernel::spi::StoreError> {
+        if events.iter().any(|e| e.event_type == "EXECUTION_SUSPENDED") {
+            let hook = self.hook.lock().unwrap().take();
+            if let Some(hook) = hook {
+                hook();
+            }
+            if self
+                .lose_park
+                .swap(false, std::sync::atomic::Ordering::SeqCst)
+            {
+                return Err(loom_kernel::spi::StoreError::new(
+                    loom_kernel::spi::StoreErrorKind::Backend,
+                    "the worker died before the park was written",
+                ));
+            }
+        }
+        self.inner
+            .append(execution_id, expected_next, events, fence)
+            .await
+    }
+
+    async fn read(
+        &self,
+        execution_id: &str,
+    ) -> Result<Vec<loom_kernel::EventEnvelope>, loom_kernel::spi::StoreError> {
+        self.inner.read(execution_id).await
+    }
+
+    async fn list_executions(&self) -> Result<Vec<String>, loom_kernel::spi::StoreError> {
+        self.inner.list_executions().await
+    }
+
+    async fn acquire_fence(
+        &self,
+        execution_id: &str,
+    ) -> Result<loom_kernel::spi::FenceToken, loom_kernel::spi::StoreError> {
+        self.inner.acquire_fence(execution_id).await
+    }
+}
+
+/// Regression for a runtime bug the deploy simulator's 0 ms sleeps reach: worker A
+/// schedules the timer and, before its park lands, worker B finds the timer due and
+/// reads a log without the park. B must keep the timer (the park has not appeared
+/// yet); cancelling it left the park asleep forever, since nothing else wakes a timed
+/// park. Fails without the fix in `Runtime::fire_timers`.
+#[test]
+fn replay_10_zero_ms_sleep_due_before_its_park_lands_still_wakes() {
+    use std::sync::{Arc, Mutex};
+    let clock = Arc::new(loom_kernel::spi::ManualClock::new(T0));
+    let shared = Arc::new(loom_stores::MemoryEventStore::new());
+    let timers = Arc::new(loom_stores::MemoryTimerStore::new());
+    let body = json!([{"op": "sleep", "ms": 0, "bind": "w"}, {"op": "complete", "output": {"$ref": "vars.w"}}]);
+    let build = |store: Arc<ParkRace>| {
+        let mut rt = loom_kernel::runtime::Runtime::new(
+            store,
+            clock.clone(),
+            loom_kernel::runtime::RuntimeConfig::default(),
+        )
+        .with_timers(timers.clone());
+        rt.register_flow_json(&flow("f", body.clone())).unwrap();
+        rt
+    };
+    let worker_b = Arc::new(build(Arc::new(ParkRace {
+        inner: shared.clone(),
+        hook: Mutex::new(None),
+        lose_park: false.into(),
+    })));
+    let raced = Arc::new(Mutex::new(None));
+    let race = ParkRace {
+        inner: shared.clone(),
+        hook: Mutex::new(Some(Box::new({
+            let (b, raced) = (worker_b.clone(), raced.clone());
+            move || {
+                let fired = block_on(b.fire_timers(T0)).map(|f| f.len());
+                *raced.lock().unwrap() = Some(fired);
+            }
+        }))),
+        lose_park: false.into(),
+    };
+    let worker_a = build(Arc::new(race));
+    assert_eq!(start(&worker_a, "e", "f"), parked("sleep"));
+    assert_eq!(
+        *raced.lock().unwrap(),
+        Some(Ok(0)),
+        "worker B ran in the window and had nothing to fire: the park was not there yet"
+    );
+    let fired = block_on(worker_b.fire_timers(T0)).unwrap();
+    assert_eq!(
+        fired.len(),
+        1,
+        "the timer survived the early look and wakes the park once it has landed"
+    );
+    assert_eq!(fired[0].1, Ok(completed(json!({"firedAt": T0}))));
+    assert!(block_on(worker_b.fire_timers(T0)).unwrap().is_empty());
+}
+
+/// A timer whose park never lands (the worker died between scheduling and parking) is
+/// dropped once the recovered run parks under a new key, so orphans do not pile up.
+#[test]
+fn replay_10_orphan_timer_of_a_lost_park_is_dropped_after_recovery() {
+    use std::sync::{Arc, Mutex};
+    let clock = Arc::new(loom_kernel::spi::ManualClock::new(T0));
+    let body = json!([{"op": "sleep", "ms": 100}, {"op": "complete"}]);
+    let mut rt = loom_kernel::runtime::Runtime::new(
+        Arc::new(ParkRace {
+            inner: Arc::new(loom_stores::MemoryEventStore::new()),
+            hook: Mutex::new(None),
+            lose_park: true.into(),
+        }),
+        clock.clone(),
+        loom_kernel::runtime::RuntimeConfig::default(),
+    )
+    .with_timers(Arc::new(loom_stores::MemoryTimerStore::new()));
+    rt.register_flow_json(&flow("f", body)).unwrap();
+    assert!(block_on(rt.start("e", "f", json!(null))).is_err());
+    assert!(state(&rt, "e").suspended_on().is_none());
+    assert!(
+        block_on(rt.fire_timers(T0 + 100)).unwrap().is_empty(),
+        "the park may still land: nothing fires, the timer stays"
+    );
+    clock.set(T0 + 50);
+    assert_eq!(recover(&rt, "e").unwrap(), parked("sleep"));
+    // The orphan (wakeAt T0+100) is dropped; the new park (T0+150) fires once due.
+    assert!(block_on(rt.fire_timers(T0 + 100)).unwrap().is_empty());
+    let fired = block_on(rt.fire_timers(T0 + 150)).unwrap();
+    assert_eq!(fired.len(), 1);
+    assert_eq!(fired[0].1, Ok(completed(Value::Null)));
+}
+
 #[test]
 fn replay_11_wake_at_comes_from_the_log_not_the_clock() {
     let clock = std::sync::Arc::new(loom_kernel::spi::ManualClock::new(T0));

@@ -27,6 +27,9 @@ pub const SWEEP_MS: u64 = 400;
 pub const ZOMBIE_PROBES_MAX: u32 = 20;
 /// Statements per generated flow body, at most.
 pub const FLOW_STATEMENTS_MAX: u64 = 7;
+/// Latest `sleepUntil` instant a generated flow waits for, in simulated milliseconds
+/// after the start.
+pub const SLEEP_UNTIL_AHEAD_MS_MAX: u64 = 4_000;
 /// The tool every generated step runs through (the counting effect).
 pub const TOOL: &str = "work";
 
@@ -46,18 +49,44 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
     let n = rng.range(2, FLOW_STATEMENTS_MAX);
     let mut body = Vec::new();
     for i in 0..n {
-        let stmt = match rng.range(0, 9) {
+        let stmt = match rng.range(0, 11) {
             0..=3 => {
                 json!({ "op": "run", "stepId": format!("s{i}"), "toolId": TOOL, "input": { "i": i } })
             }
             4 => json!({ "op": "decide", "id": format!("d{i}"), "choice": rng.range(0, 100) }),
             5 | 6 => json!({ "op": "emit", "eventType": "app.note", "payload": { "i": i } }),
             7 | 8 => json!({ "op": "suspend", "on": format!("gate{i}") }),
-            _ => json!({ "op": "sleep", "ms": rng.range(100, 1500), "on": format!("sleep{i}") }),
+            9 => {
+                // 0 ms sleeps are due the moment they are scheduled, before the park
+                // lands: the window where a racing timer fire must keep the timer.
+                let ms = match rng.range(0, 2) {
+                    0 => 0,
+                    1 => rng.range(1, 50),
+                    _ => rng.range(100, 1500),
+                };
+                json!({ "op": "sleep", "ms": ms, "on": format!("sleep{i}") })
+            }
+            _ => {
+                // sleepUntil a fixed instant: in the past (due at once) or ahead. Its
+                // answer `{firedAt: at}` is the same in every run, so the flow binds it
+                // and the final output carries it (checked against the reference run).
+                let at = if rng.chance(500) {
+                    EPOCH_MS - rng.range(0, 10_000) as i64
+                } else {
+                    EPOCH_MS + rng.range(0, SLEEP_UNTIL_AHEAD_MS_MAX) as i64
+                };
+                json!({ "op": "sleepUntil", "at": at, "on": format!("until{i}"), "bind": format!("until{i}") })
+            }
         };
         body.push(stmt);
     }
-    body.push(json!({ "op": "complete", "output": { "done": n } }));
+    // The output reads every bound sleepUntil answer, so PLACE-04 compares them.
+    let woke: Vec<Value> = body
+        .iter()
+        .filter_map(|st| st.get("bind").and_then(Value::as_str))
+        .map(|b| json!({ "$ref": format!("vars.{b}") }))
+        .collect();
+    body.push(json!({ "op": "complete", "output": { "done": n, "woke": woke } }));
     let flow_id = format!("flow-{index}");
     Scenario {
         execution_id: format!("exec-{index}"),

@@ -123,3 +123,20 @@ fn replay_10_failed_timer_fire_keeps_the_timer_regression_seeds() {
         );
     }
 }
+
+/// Regression seeds of the 0 ms sleep bug: a worker's `fire_timers` saw a due timer
+/// (a 0 ms sleep, a sleepUntil in the past) before the parking run's append had
+/// landed, found no park and cancelled the timer; the park then slept forever
+/// (REPLAY-10). Each of these seeds failed that way before the runtime fix (13 of
+/// seeds 0..200 at default rates).
+#[test]
+fn replay_10_timer_due_before_its_park_lands_regression_seeds() {
+    for seed in [11, 17, 41, 123] {
+        let out = run_seed(seed, &SimConfig::default());
+        assert!(
+            out.violations.is_empty(),
+            "seed {seed}: {:#?}",
+            out.violations
+        );
+    }
+}

@@ -275,6 +275,40 @@ pub struct Runtime<S, C, T = NoTimerStore> {
     fault: Mutex<Option<FaultPlan>>,
 }
 
+/// What firing one due timer found.
+enum Fire {
+    /// The timer's park is the current park: the wake ran (or failed).
+    Ran(Result<RunOutcome, RuntimeError>),
+    /// The park was answered, cancelled or replaced, or the execution ended: the
+    /// timer can never wake anything and is dropped.
+    ParkGone,
+    /// The execution is running and its log holds no park under the timer's key yet:
+    /// the parking run scheduled the timer and its append has not landed. The timer
+    /// stays.
+    NotYetParked,
+}
+
+/// Whether a timer whose key is not the current park's is gone for good or its park
+/// is still to come. A park under `key` that is already in the log has been answered
+/// (it is not current any more); an execution that is parked on another gate or has
+/// ended will not append this park (a run that crashed between scheduling and
+/// parking re-parks under a new key when it is recovered).
+fn park_absent(log: &[EventEnvelope], state: &ExecutionState, key: &str) -> Fire {
+    let landed = log.iter().any(|e| {
+        e.event_type == "EXECUTION_SUSPENDED"
+            && e.payload
+                .get("on")
+                .and_then(Value::as_str)
+                .zip(e.payload.get("wakeAt").and_then(Value::as_i64))
+                .is_some_and(|(on, w)| timer_key(on, w) == key)
+    });
+    if landed || state.status.is_terminal() || state.suspended_on().is_some() {
+        Fire::ParkGone
+    } else {
+        Fire::NotYetParked
+    }
+}
+
 /// The key a timed park's timer is stored under: the gate and the wake time, so a
 /// stale timer can never wake a later park.
 pub fn timer_key(gate: &str, wake_at_ms: i64) -> String {
@@ -800,39 +834,54 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         let mut out = Vec::new();
         for timer in due {
             let id = timer.execution_id.clone();
-            let result = self.fire_one(&timer).await;
-            // Keep the timer when the fire failed (a store error, a lost fence, a
-            // partition before TIMER_FIRED was appended): another worker, or the next
-            // call, fires it again. Delivery is at least once; the ingress gate makes a
-            // second TIMER_FIRED harmless, and a timer whose park has ended is dropped
-            // above (`fire_one` returns None). Found by the deploy simulator (REPLAY-10).
-            if !matches!(result, Some(Err(_))) {
-                timers
-                    .cancel(&timer.execution_id, &timer.key)
-                    .await
-                    .map_err(RuntimeError::Store)?;
-            }
-            if let Some(r) = result {
-                out.push((id, r));
+            match self.fire_one(&timer).await {
+                // The park has not landed yet: the timer is scheduled before the park
+                // is appended (REPLAY-17), so a worker can see a due timer (a 0 ms
+                // sleep) while the parking run's append is in flight. Cancelling it
+                // here would leave the park asleep forever: nothing else wakes a timed
+                // park. Found by the deploy simulator (REPLAY-10).
+                Fire::NotYetParked => {}
+                // Keep the timer when the fire failed (a store error, a lost fence, a
+                // partition before TIMER_FIRED was appended): another worker, or the
+                // next call, fires it again. Delivery is at least once; the ingress
+                // gate makes a second TIMER_FIRED harmless. Found by the deploy
+                // simulator (REPLAY-10).
+                Fire::Ran(Err(e)) => out.push((id, Err(e))),
+                Fire::Ran(Ok(outcome)) => {
+                    timers
+                        .cancel(&timer.execution_id, &timer.key)
+                        .await
+                        .map_err(RuntimeError::Store)?;
+                    out.push((id, Ok(outcome)));
+                }
+                Fire::ParkGone => {
+                    timers
+                        .cancel(&timer.execution_id, &timer.key)
+                        .await
+                        .map_err(RuntimeError::Store)?;
+                }
             }
         }
         Ok(out)
     }
 
-    async fn fire_one(&self, timer: &Timer) -> Option<Result<RunOutcome, RuntimeError>> {
+    async fn fire_one(&self, timer: &Timer) -> Fire {
         let (log, state) = match self.read(&timer.execution_id).await {
             Ok(x) => x,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Fire::Ran(Err(e)),
         };
-        let park = state.suspended_on()?;
-        let on = park.get("on").and_then(Value::as_str)?;
-        let wake = park.get("wakeAt").and_then(Value::as_i64)?;
-        if timer_key(on, wake) != timer.key {
-            return None;
+        let current = state.suspended_on().and_then(|p| {
+            Some(timer_key(
+                p.get("on").and_then(Value::as_str)?,
+                p.get("wakeAt").and_then(Value::as_i64)?,
+            ))
+        });
+        if current.as_deref() != Some(timer.key.as_str()) {
+            return park_absent(&log, &state, &timer.key);
         }
         let script = match self.current_flow(&log) {
             Ok(s) => s,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Fire::Ran(Err(e)),
         };
         let request = ResumeRequest::new("TIMER_FIRED", Value::Null);
         let events = match ingress::admit(
@@ -844,9 +893,9 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
             &self.gate_config(&script),
         ) {
             Ok(events) => events,
-            Err(e) => return Some(Err(e.into())),
+            Err(e) => return Fire::Ran(Err(e.into())),
         };
-        Some(
+        Fire::Ran(
             self.rerun(&timer.execution_id, &log, state, events, script, true)
                 .await,
         )
