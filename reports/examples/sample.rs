@@ -17,7 +17,6 @@ fn main() -> std::io::Result<()> {
         "FOLD",
         "STEP_FAILED does not fail the execution",
     );
-    fold9.evidence = vec!["fold_09_step_failed_does_not_fail_execution".into()];
     let rules = vec![
         fold9,
         RuleInfo::new("FOLD-01", "MUST", "FOLD", "events fold in sequence order"),

@@ -52,18 +52,20 @@ mod merge;
 mod model;
 mod render;
 mod report;
+mod subject;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineOutcome};
 pub use canonical::{canonical_json, sha256_digest};
 pub use diff::first_difference;
 pub use environment::Environment;
 pub use merge::{merge, merge_files, MergeError};
-pub use model::{CaseResult, Failure, RuleInfo, Status};
+pub use model::{CaseResult, Failure, RuleInfo, Status, BINDING_LEVELS, GAP_LEVEL};
 pub use render::{
     render_all, render_badge, render_html, render_junit, render_markdown, render_summary, Paths,
     RenderError, SUMMARY_FAILURES_MAX,
 };
 pub use report::{
-    Report, ReportError, RuleRow, RuleStatus, StatusCounts, Summary, SCHEMA_NAME, SCHEMA_VERSION,
-    UNEXPECTED_PASS_PREFIX,
+    Report, ReportError, RuleRow, RuleStatus, StatusCounts, SubjectFigure, Summary, SCHEMA_NAME,
+    SCHEMA_VERSION, UNEXPECTED_PASS_PREFIX,
 };
+pub use subject::{Expectations, ExpectedPart, Subject, SubjectKind, HARNESS_SUBJECT_ID};

@@ -3,6 +3,7 @@
 use crate::environment::Environment;
 use crate::model::RuleInfo;
 use crate::report::{Report, ReportError, SCHEMA_VERSION};
+use crate::subject::{Expectations, Subject};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::Path;
@@ -49,6 +50,15 @@ pub enum MergeError {
         /// The input that disagrees.
         second: String,
     },
+    /// Two inputs name one subject id for different implementations.
+    ConflictingSubject {
+        /// The subject id.
+        id: String,
+        /// The input whose subject was kept.
+        first: String,
+        /// The input that disagrees.
+        second: String,
+    },
 }
 
 impl fmt::Display for MergeError {
@@ -77,6 +87,10 @@ impl fmt::Display for MergeError {
             MergeError::ConflictingRule { id, first, second } => write!(
                 f,
                 "rule {id} is described differently in {first} and {second}; were they run against different catalogues?"
+            ),
+            MergeError::ConflictingSubject { id, first, second } => write!(
+                f,
+                "subject {id} names different implementations in {first} and {second}; only shards of one run against one implementation can be merged"
             ),
         }
     }
@@ -119,6 +133,12 @@ pub fn merge_files<P: AsRef<Path>>(paths: &[P]) -> Result<Report, MergeError> {
     merge_labelled(&labelled)
 }
 
+/// Whether two inputs describe a subject alike: the same kind, name and version
+/// (shards of one sweep may reach it through different endpoints).
+fn same_subject(a: &Subject, b: &Subject) -> bool {
+    a.kind == b.kind && a.name == b.name && a.version == b.version
+}
+
 /// Whether two inputs describe a rule alike: the same level, group and summary.
 fn same_description(a: &RuleInfo, b: &RuleInfo) -> bool {
     a.level == b.level && a.group == b.group && a.summary == b.summary
@@ -132,6 +152,8 @@ fn merge_labelled(inputs: &[(String, &Report)]) -> Result<Report, MergeError> {
     let mut seen: HashMap<(String, String, String), &str> = HashMap::new();
     let mut results = Vec::new();
     let mut shards: Vec<Environment> = Vec::new();
+    let mut subjects: BTreeMap<String, (Subject, &str)> = BTreeMap::new();
+    let mut expectations = Expectations::default();
     for (label, report) in inputs {
         if report.schema_version != SCHEMA_VERSION {
             return Err(MergeError::SchemaVersion {
@@ -153,19 +175,38 @@ fn merge_labelled(inputs: &[(String, &Report)]) -> Result<Report, MergeError> {
                         second: label.clone(),
                     })
                 }
-                // The static evidence a run found (it depends on what that run could
-                // scan) is united, not compared: it annotates the rule, it does not
-                // describe it.
-                Some((kept, _)) => {
-                    kept.evidence.extend(rule.evidence.iter().cloned());
-                    // Sorted, so the merge does not depend on the input order.
-                    kept.evidence.sort();
-                    kept.evidence.dedup();
-                }
+                Some(_) => {}
                 None => {
                     rules.insert(rule.id.clone(), (rule.clone(), label.as_str()));
                 }
             }
+        }
+        for subject in &report.subjects {
+            match subjects.get(&subject.id) {
+                Some((kept, first_label)) if !same_subject(kept, subject) => {
+                    return Err(MergeError::ConflictingSubject {
+                        id: subject.id.clone(),
+                        first: first_label.to_string(),
+                        second: label.clone(),
+                    })
+                }
+                Some(_) => {}
+                None => {
+                    subjects.insert(subject.id.clone(), (subject.clone(), label.as_str()));
+                }
+            }
+        }
+        expectations
+            .parts
+            .extend(report.expectations.parts.iter().cloned());
+        expectations
+            .complete
+            .extend(report.expectations.complete.iter().cloned());
+        for (rule, reason) in &report.expectations.exempted {
+            expectations
+                .exempted
+                .entry(rule.clone())
+                .or_insert_with(|| reason.clone());
         }
         for result in &report.results {
             let key = (
@@ -197,6 +238,8 @@ fn merge_labelled(inputs: &[(String, &Report)]) -> Result<Report, MergeError> {
         results,
     );
     merged.shards = shards;
+    merged.subjects = subjects.into_values().map(|(s, _)| s).collect();
+    merged.expectations = expectations;
     merged.recompute();
     Ok(merged)
 }

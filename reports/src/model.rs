@@ -1,8 +1,18 @@
 //! The per-case result model: [`Status`], [`Failure`], [`CaseResult`] and the
 //! rule metadata the caller passes in, [`RuleInfo`].
 
+use crate::subject::SubjectKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// The level of a gap entry in the rules list (an open question with a
+/// reference resolution, not itself a rule).
+pub const GAP_LEVEL: &str = "GAP";
+
+/// The levels that bind an implementation: a conforming implementation must
+/// have passing evidence for every binding rule that applies to it. A
+/// GUARANTEE binds like a MUST; reference-defined rules bind this kernel.
+pub const BINDING_LEVELS: [&str; 4] = ["MUST", "MUST NOT", "GUARANTEE", "reference-defined"];
 use std::fmt;
 
 /// The outcome of one case.
@@ -153,6 +163,10 @@ pub struct CaseResult {
     /// A command line that runs this case again, set by the harness that ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduce: Option<String>,
+    /// The id of the [`crate::Subject`] this case exercised. A report with a
+    /// single judged subject fills it in for results that leave it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
     /// Wall-clock duration. Not part of the digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
@@ -181,6 +195,7 @@ impl CaseResult {
             failure: None,
             xfail_reason: None,
             reproduce: None,
+            subject: None,
             duration_ms: None,
         }
     }
@@ -313,6 +328,12 @@ impl CaseResult {
         self
     }
 
+    /// Sets the subject this case exercised.
+    pub fn with_subject(mut self, subject: impl Into<String>) -> Self {
+        self.subject = Some(subject.into());
+        self
+    }
+
     /// Sets the duration.
     pub fn with_duration_ms(mut self, duration_ms: u64) -> Self {
         self.duration_ms = Some(duration_ms);
@@ -341,9 +362,10 @@ pub struct RuleInfo {
     /// Where the specification states it, e.g. `§4` or `§7; ADR0060 D3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
-    /// Where its static evidence lives (test names, files).
-    #[serde(default)]
-    pub evidence: Vec<String>,
+    /// The kinds of implementation the rule applies to (besides the reference,
+    /// to which every rule applies). Empty: it applies to the reference only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applies_to: Vec<SubjectKind>,
 }
 
 impl RuleInfo {
@@ -360,7 +382,7 @@ impl RuleInfo {
             group: group.into(),
             summary: summary.into(),
             section: None,
-            evidence: Vec::new(),
+            applies_to: Vec::new(),
         }
     }
 
@@ -368,6 +390,36 @@ impl RuleInfo {
     pub fn with_section(mut self, section: impl Into<String>) -> Self {
         self.section = Some(section.into());
         self
+    }
+
+    /// Sets the kinds the rule applies to.
+    pub fn with_applies_to(mut self, kinds: impl IntoIterator<Item = SubjectKind>) -> Self {
+        self.applies_to = kinds.into_iter().collect();
+        self.applies_to.sort();
+        self.applies_to.dedup();
+        self
+    }
+
+    /// True for a gap entry (an open question, not a rule).
+    pub fn is_gap(&self) -> bool {
+        self.level == GAP_LEVEL
+    }
+
+    /// True when the rule binds: its level is one of [`BINDING_LEVELS`].
+    pub fn is_binding(&self) -> bool {
+        BINDING_LEVELS.contains(&self.level.as_str())
+    }
+
+    /// Whether the rule applies to a subject of `kind`: every rule (not a gap)
+    /// applies to the reference, none to the harness, and to a kernel or a store
+    /// when [`RuleInfo::applies_to`] says so.
+    pub fn applies(&self, kind: SubjectKind) -> bool {
+        match kind {
+            _ if self.is_gap() => false,
+            SubjectKind::Reference => true,
+            SubjectKind::Harness => false,
+            k => self.applies_to.contains(&k),
+        }
     }
 
     /// The group of a rule ID that is not in the catalogue: everything before

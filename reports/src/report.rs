@@ -3,6 +3,7 @@
 use crate::canonical::sha256_digest;
 use crate::environment::Environment;
 use crate::model::{CaseResult, RuleInfo, Status};
+use crate::subject::{Expectations, Subject, SubjectKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,7 +13,7 @@ use std::path::Path;
 /// The value of [`Report::schema`].
 pub const SCHEMA_NAME: &str = "loom-report";
 /// The report format version this crate writes and the only one it reads.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// How the message of a baseline's unexpected pass starts.
 pub const UNEXPECTED_PASS_PREFIX: &str = "unexpected pass:";
 
@@ -30,6 +31,14 @@ pub struct Report {
     /// One environment per input of a merge; empty for a single run.
     #[serde(default)]
     pub shards: Vec<Environment>,
+    /// The implementations the results were obtained against (and the harness
+    /// self-check, when the run has one), sorted by id.
+    #[serde(default)]
+    pub subjects: Vec<Subject>,
+    /// What the run promised: parts that must produce results, subjects whose
+    /// run claims completeness, hand-written exemptions.
+    #[serde(default, skip_serializing_if = "Expectations::is_empty")]
+    pub expectations: Expectations,
     /// The rules the run is evidence for, sorted by ID.
     #[serde(default)]
     pub rules: Vec<RuleInfo>,
@@ -116,20 +125,59 @@ pub struct Summary {
     /// Results per rule group. A result citing several rules of one group
     /// counts once for that group; a result citing no rule counts nowhere.
     pub by_group: BTreeMap<String, StatusCounts>,
-    /// Number of rules in [`Report::rules`].
+    /// The headline figure's denominator: the rules that apply to the primary
+    /// subject ([`Report::primary_subject`]); with no subject, every rule that
+    /// is not a gap.
     pub rules_total: u64,
-    /// Rules in [`Report::rules`] cited by at least one `pass` result.
+    /// Of those, the rules with a passing result against that subject and no
+    /// failing or expected-failing one.
     pub rules_with_passing_evidence: u64,
-    /// Rules whose matrix status is `fail`.
+    /// Of those, the rules with a failing result against that subject.
     pub rules_failing: u64,
+    /// The figure of every subject, in report order.
+    #[serde(default)]
+    pub subjects: Vec<SubjectFigure>,
+    /// Results whose subject is missing (in a report with several judged
+    /// subjects) or not among [`Report::subjects`].
+    #[serde(default)]
+    pub unattributed: u64,
+    /// Why the verdict is FAIL, one sentence each; empty when it passes.
+    #[serde(default)]
+    pub verdict_reasons: Vec<String>,
     /// Rule IDs cited by results but absent from [`Report::rules`], sorted.
     pub unknown_rules: Vec<String>,
     /// `fail + error + timeout` results.
     pub failures: u64,
     /// `fail` results that are baseline entries that passed.
     pub unexpected_passes: u64,
-    /// True when there is no failure and no unexpected pass.
+    /// The verdict: true when [`Summary::verdict_reasons`] is empty. A run
+    /// with no result never passes.
     pub ok: bool,
+}
+
+/// One subject's compliance figure.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubjectFigure {
+    /// The subject's id.
+    pub subject: String,
+    /// Its kind.
+    pub kind: String,
+    /// Results against it, per status.
+    pub by_status: StatusCounts,
+    /// Rules that apply to its kind (0 for the harness).
+    pub rules_applicable: u64,
+    /// Applicable rules with a passing result against it and no failing or
+    /// expected-failing result.
+    pub rules_passing: u64,
+    /// Applicable rules with a failing (fail, error, timeout) result against it.
+    pub rules_failing: u64,
+    /// Applicable rules whose results against it include an expected failure and no failure.
+    pub rules_xfail: u64,
+    /// Binding applicable rules with no passing result and no expected failure
+    /// against it, sorted (exempted ones included; see
+    /// [`Expectations::exempted`]).
+    pub binding_without_evidence: Vec<String>,
 }
 
 /// A rule's status in the matrix.
@@ -242,14 +290,17 @@ impl std::error::Error for ReportError {
 }
 
 impl Report {
-    /// Builds a report: sorts rules by ID and results by
+    /// Builds a report with no subject: sorts rules by ID and results by
     /// `(area, suite, case_id)`, then computes the summary and the digest.
+    /// Name what was tested with [`Report::with_subjects`].
     pub fn new(environment: Environment, rules: Vec<RuleInfo>, results: Vec<CaseResult>) -> Self {
         let mut report = Report {
             schema: SCHEMA_NAME.to_string(),
             schema_version: SCHEMA_VERSION,
             environment,
             shards: Vec::new(),
+            subjects: Vec::new(),
+            expectations: Expectations::default(),
             rules,
             results,
             summary: Summary::default(),
@@ -259,10 +310,36 @@ impl Report {
         report
     }
 
-    /// Re-sorts, then recomputes the summary and the digest. Call it after
-    /// changing any field.
+    /// Sets the subjects. When exactly one of them is judged (not the harness),
+    /// results that name no subject are assigned to it.
+    pub fn with_subjects(mut self, subjects: Vec<Subject>) -> Self {
+        self.subjects = subjects;
+        self.recompute();
+        self
+    }
+
+    /// Sets what the run promised (parts, completeness, exemptions).
+    pub fn with_expectations(mut self, expectations: Expectations) -> Self {
+        self.expectations = expectations;
+        self.recompute();
+        self
+    }
+
+    /// Re-sorts, fills in the sole judged subject, then recomputes the summary
+    /// and the digest. Call it after changing any field.
     pub fn recompute(&mut self) {
         self.rules.sort_by(|a, b| a.id.cmp(&b.id));
+        self.subjects.sort_by(|a, b| a.id.cmp(&b.id));
+        self.expectations.normalize();
+        let judged: Vec<&Subject> = self.subjects.iter().filter(|s| s.is_judged()).collect();
+        if let [only] = judged.as_slice() {
+            let id = only.id.clone();
+            for r in &mut self.results {
+                if r.subject.is_none() {
+                    r.subject = Some(id.clone());
+                }
+            }
+        }
         self.results.sort_by(|a, b| a.key().cmp(&b.key()));
         self.summary = self.compute_summary();
         self.digest = self.compute_digest();
@@ -271,7 +348,8 @@ impl Report {
     /// The digest this report should carry: sha256 over the canonical JSON
     /// (keys sorted recursively, no whitespace) of the report without
     /// `digest`, without every result's `duration_ms` and without every
-    /// environment's `started_at`.
+    /// environment's `started_at` and `command` (a command line names where
+    /// the report was written, which is not part of its content).
     pub fn compute_digest(&self) -> String {
         sha256_digest(&self.digest_input())
     }
@@ -282,18 +360,20 @@ impl Report {
     }
 
     fn digest_input(&self) -> Value {
+        fn strip_env(env: &mut Value) {
+            if let Value::Object(env) = env {
+                env.remove("started_at");
+                env.remove("command");
+            }
+        }
         let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut value {
             map.remove("digest");
-            if let Some(Value::Object(env)) = map.get_mut("environment") {
-                env.remove("started_at");
+            if let Some(env) = map.get_mut("environment") {
+                strip_env(env);
             }
             if let Some(Value::Array(shards)) = map.get_mut("shards") {
-                for shard in shards {
-                    if let Value::Object(env) = shard {
-                        env.remove("started_at");
-                    }
-                }
+                shards.iter_mut().for_each(strip_env);
             }
             if let Some(Value::Array(results)) = map.get_mut("results") {
                 for result in results {
@@ -306,15 +386,45 @@ impl Report {
         value
     }
 
-    /// Computes the summary from `results` and `rules`.
+    /// The subject the headline figure is about: the first judged subject in id
+    /// order, preferring the reference, then a kernel, then a store.
+    pub fn primary_subject(&self) -> Option<&Subject> {
+        [
+            SubjectKind::Reference,
+            SubjectKind::Kernel,
+            SubjectKind::Store,
+        ]
+        .iter()
+        .find_map(|k| self.subjects.iter().find(|s| s.kind == *k))
+    }
+
+    /// The subjects the report judges (every one but the harness self-check).
+    pub fn judged_subjects(&self) -> impl Iterator<Item = &Subject> {
+        self.subjects.iter().filter(|s| s.is_judged())
+    }
+
+    /// The subject with `id`.
+    pub fn subject(&self, id: &str) -> Option<&Subject> {
+        self.subjects.iter().find(|s| s.id == id)
+    }
+
+    /// The results obtained against `subject_id`.
+    pub fn results_for<'a>(&'a self, subject_id: &'a str) -> impl Iterator<Item = &'a CaseResult> {
+        self.results
+            .iter()
+            .filter(move |r| r.subject.as_deref() == Some(subject_id))
+    }
+
+    /// Computes the summary and the verdict from `results`, `rules`, `subjects`
+    /// and `expectations`.
     pub fn compute_summary(&self) -> Summary {
         let mut s = Summary {
             total: self.results.len() as u64,
-            rules_total: self.rules.len() as u64,
             ..Summary::default()
         };
         let known: BTreeMap<&str, &RuleInfo> =
             self.rules.iter().map(|r| (r.id.as_str(), r)).collect();
+        let subject_ids: BTreeSet<&str> = self.subjects.iter().map(|x| x.id.as_str()).collect();
         let mut unknown = BTreeSet::new();
         for result in &self.results {
             s.by_status.add(result.status);
@@ -343,38 +453,209 @@ impl Report {
             {
                 s.unexpected_passes += 1;
             }
+            let attributed = match &result.subject {
+                Some(id) => subject_ids.contains(id.as_str()),
+                None => self.subjects.is_empty(),
+            };
+            if !attributed {
+                s.unattributed += 1;
+            }
         }
         s.unknown_rules = unknown.into_iter().collect();
-        for row in self.rule_matrix() {
-            if !known.contains_key(row.rule.id.as_str()) {
-                continue;
+        s.failures = s.by_status.failures();
+        s.subjects = self.subjects.iter().map(|x| self.figure_for(x)).collect();
+
+        // The headline figure: the primary subject's, or (with no subject at
+        // all) every non-gap rule against every result.
+        match self.primary_subject() {
+            Some(primary) => {
+                let f = self.figure_for(primary);
+                s.rules_total = f.rules_applicable;
+                s.rules_with_passing_evidence = f.rules_passing;
+                s.rules_failing = f.rules_failing;
             }
-            if row.status == RuleStatus::Fail {
-                s.rules_failing += 1;
-            }
-            let has_pass = self
-                .results
-                .iter()
-                .any(|r| r.status == Status::Pass && r.rules.contains(&row.rule.id));
-            if has_pass {
-                s.rules_with_passing_evidence += 1;
+            None => {
+                let rows = self.matrix_over(self.results.iter().collect());
+                for row in rows
+                    .iter()
+                    .filter(|r| known.contains_key(r.rule.id.as_str()))
+                {
+                    if row.rule.is_gap() {
+                        continue;
+                    }
+                    s.rules_total += 1;
+                    match row.status {
+                        RuleStatus::Pass => s.rules_with_passing_evidence += 1,
+                        RuleStatus::Fail => s.rules_failing += 1,
+                        _ => {}
+                    }
+                }
             }
         }
-        s.failures = s.by_status.failures();
-        s.ok = s.failures == 0 && s.unexpected_passes == 0;
+        s.verdict_reasons = self.verdict_reasons(&s);
+        s.ok = s.verdict_reasons.is_empty();
         s
     }
 
+    fn verdict_reasons(&self, s: &Summary) -> Vec<String> {
+        let mut reasons = Vec::new();
+        if s.total == 0 {
+            reasons.push("the run produced no result: an empty run never passes".to_string());
+        }
+        if s.failures > 0 {
+            reasons.push(format!(
+                "{} result(s) failed, errored or timed out",
+                s.failures
+            ));
+        }
+        if s.unexpected_passes > 0 {
+            reasons.push(format!(
+                "{} expected failure(s) passed: remove them from the baseline or the expected-failure list",
+                s.unexpected_passes
+            ));
+        }
+        if s.unattributed > 0 {
+            reasons.push(format!(
+                "{} result(s) name no subject of this report, so nothing says what they tested",
+                s.unattributed
+            ));
+        }
+        for part in &self.expectations.parts {
+            let ran = self.results.iter().any(|r| {
+                r.area == part.area
+                    && r.subject.as_deref() == Some(part.subject.as_str())
+                    && !r.status.is_skip()
+            });
+            if !ran {
+                reasons.push(format!(
+                    "the {} part was asked for but produced no result against {} that is not a skip",
+                    part.area, part.subject
+                ));
+            }
+        }
+        for f in &s.subjects {
+            if f.kind == SubjectKind::Harness.as_str() || f.by_status.total() == 0 {
+                continue;
+            }
+            if f.by_status.pass == 0 {
+                reasons.push(format!(
+                    "no result passed against {}: nothing in this run shows it conforms",
+                    f.subject
+                ));
+            }
+        }
+        for id in &self.expectations.complete {
+            let Some(f) = s.subjects.iter().find(|f| &f.subject == id) else {
+                reasons.push(format!("the complete subject {id} is not in the report"));
+                continue;
+            };
+            let missing: Vec<&str> = f
+                .binding_without_evidence
+                .iter()
+                .map(String::as_str)
+                .filter(|r| !self.expectations.exempted.contains_key(*r))
+                .collect();
+            if !missing.is_empty() {
+                reasons.push(format!(
+                    "{} binding rule(s) that apply to {id} have no passing result in this run: {}",
+                    missing.len(),
+                    missing.join(", ")
+                ));
+            }
+        }
+        reasons
+    }
+
+    /// The figure of `subject` in this report.
+    pub fn figure_for(&self, subject: &Subject) -> SubjectFigure {
+        let mine: Vec<&CaseResult> = self.results_for(&subject.id).collect();
+        let mut by_status = StatusCounts::default();
+        for r in &mine {
+            by_status.add(r.status);
+        }
+        let mut f = SubjectFigure {
+            subject: subject.id.clone(),
+            kind: subject.kind.as_str().to_string(),
+            by_status,
+            ..SubjectFigure::default()
+        };
+        for row in self.matrix_over(mine) {
+            if !row.rule.applies(subject.kind) {
+                continue;
+            }
+            f.rules_applicable += 1;
+            match row.status {
+                RuleStatus::Pass => f.rules_passing += 1,
+                RuleStatus::Fail => f.rules_failing += 1,
+                RuleStatus::Xfail => f.rules_xfail += 1,
+                _ => {}
+            }
+            if row.rule.is_binding() && !matches!(row.status, RuleStatus::Pass | RuleStatus::Xfail)
+            {
+                f.binding_without_evidence.push(row.rule.id.clone());
+            }
+        }
+        f
+    }
+
+    /// One sentence per judged subject stating its figure and what the
+    /// denominator is, e.g. "reference (the reference kernel and stores): 223 / 224
+    /// rules that apply to the reference have passing results against it in this run".
+    pub fn figure_sentences(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.summary.subjects {
+            let Some(subject) = self.subject(&f.subject) else {
+                continue;
+            };
+            if !subject.is_judged() {
+                out.push(format!(
+                    "{} ({}): {} passed, {} failed, {} skipped (not counted toward any implementation's figure)",
+                    subject.id,
+                    subject.name,
+                    f.by_status.pass,
+                    f.by_status.failures(),
+                    f.by_status.skip_not_claimed + f.by_status.skip_untestable
+                ));
+                continue;
+            }
+            let mut line = format!(
+                "{} ({}): {} / {} rules that apply to a {} have passing results against it in this run",
+                subject.id, subject.name, f.rules_passing, f.rules_applicable, subject.kind
+            );
+            if f.rules_failing > 0 {
+                line.push_str(&format!("; {} failing", f.rules_failing));
+            }
+            if f.rules_xfail > 0 {
+                line.push_str(&format!("; {} expected failure(s)", f.rules_xfail));
+            }
+            out.push(line);
+        }
+        out
+    }
+
     /// One row per rule in [`Report::rules`], then one per cited rule that is
-    /// not in the catalogue, in ID order.
+    /// not in the catalogue, in ID order, over the primary subject's results
+    /// (every result when the report names no subject).
     ///
     /// A rule is `fail` if any citing result failed, errored or timed out;
     /// otherwise `xfail` if any is a known failure (a rule with a known
     /// failure is not met, even if other cases pass); otherwise `pass` if any
     /// passed; otherwise `skipped` if any was skipped; otherwise `no-result`.
     pub fn rule_matrix(&self) -> Vec<RuleRow> {
+        match self.primary_subject() {
+            Some(primary) => self.rule_matrix_for(&primary.id),
+            None => self.matrix_over(self.results.iter().collect()),
+        }
+    }
+
+    /// The rule matrix over the results against `subject_id`.
+    pub fn rule_matrix_for(&self, subject_id: &str) -> Vec<RuleRow> {
+        self.matrix_over(self.results_for(subject_id).collect())
+    }
+
+    fn matrix_over(&self, results: Vec<&CaseResult>) -> Vec<RuleRow> {
         let mut citing: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
-        for result in &self.results {
+        for result in results {
             for id in &result.rules {
                 let list = citing.entry(id.as_str()).or_default();
                 // A result citing the same rule twice counts once.

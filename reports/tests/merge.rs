@@ -84,22 +84,43 @@ fn merge_rejects_conflicting_rule_descriptions() {
 }
 
 #[test]
-fn merge_unites_the_static_evidence_two_runs_found_for_one_rule() {
-    // A `loom check` run lists where it found evidence for a rule; a `loom sim` shard
-    // lists none. Same rule, same description: the merge keeps both lists, once.
-    let mut with = RuleInfo::new("A-1", "MUST", "A", "a");
-    with.evidence = vec!["tests/a.rs:1 a_1_x".into()];
-    let mut other = RuleInfo::new("A-1", "MUST", "A", "a");
-    other.evidence = vec!["tests/a.rs:9 a_1_y".into(), "tests/a.rs:1 a_1_x".into()];
-    let a = Report::new(env(1), vec![with], vec![]);
-    let b = Report::new(env(2), vec![RuleInfo::new("A-1", "MUST", "A", "a")], vec![]);
-    let c = Report::new(env(3), vec![other], vec![]);
-    let merged = merge(&[a, b, c]).unwrap();
-    assert_eq!(
-        merged.rules[0].evidence,
-        ["tests/a.rs:1 a_1_x", "tests/a.rs:9 a_1_y"]
-    );
+fn merge_unites_subjects_and_refuses_one_id_for_two_implementations() {
+    use loom_report::{Subject, SubjectKind};
+    let store = Subject::new("store", SubjectKind::Store, "acme-store").with_version("1.0");
+    let a = Report::new(
+        env(1),
+        rules(),
+        vec![CaseResult::pass("kits", "k", "a", ["A-1"])],
+    )
+    .with_subjects(vec![store.clone().with_endpoint("cmd:a")]);
+    let b = Report::new(
+        env(2),
+        rules(),
+        vec![CaseResult::pass("kits", "k", "b", ["A-1"])],
+    )
+    .with_subjects(vec![store.clone().with_endpoint("cmd:b")]);
+    let merged = merge(&[a.clone(), b]).unwrap();
+    assert_eq!(merged.subjects.len(), 1);
+    assert!(merged
+        .results
+        .iter()
+        .all(|r| r.subject.as_deref() == Some("store")));
     assert!(merged.verify_digest());
+    let other = Report::new(
+        env(3),
+        rules(),
+        vec![CaseResult::pass("kits", "k", "c", ["A-1"])],
+    )
+    .with_subjects(vec![Subject::new(
+        "store",
+        SubjectKind::Store,
+        "other-store",
+    )]);
+    let err = merge(&[a, other]).unwrap_err();
+    assert!(
+        matches!(err, MergeError::ConflictingSubject { .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -135,11 +156,11 @@ fn merge_rejects_a_bad_digest_naming_the_input() {
 fn merge_rejects_another_schema_version() {
     let a = green_report("vectors", 1, 3);
     let mut b = green_report("sim", 2, 3);
-    b.schema_version = 2;
+    b.schema_version = loom_report::SCHEMA_VERSION + 1;
     b.recompute();
     let err = merge(&[a, b]).unwrap_err();
     assert!(
-        matches!(err, MergeError::SchemaVersion { found: 2, .. }),
+        matches!(err, MergeError::SchemaVersion { found: 3, .. }),
         "{err}"
     );
 }

@@ -23,21 +23,21 @@ pub fn render_summary(report: &Report) -> String {
     ));
     let skipped = s.by_status.skip_not_claimed + s.by_status.skip_untestable;
     out.push_str(&format!(
-        "**{} failing** of {} results ({} passed, {} known failures, {} skipped). \
-Rules with passing evidence: **{} / {}**{}.\n\n",
-        s.failures,
-        s.total,
-        s.by_status.pass,
-        s.by_status.xfail,
-        skipped,
-        s.rules_with_passing_evidence,
-        s.rules_total,
-        if s.rules_failing > 0 {
-            format!("; rules failing: **{}**", s.rules_failing)
-        } else {
-            String::new()
-        }
+        "**{} failing** of {} results ({} passed, {} known failures, {} skipped).\n\n",
+        s.failures, s.total, s.by_status.pass, s.by_status.xfail, skipped,
     ));
+    for line in report.figure_sentences() {
+        out.push_str(&format!("- {}\n", escape(&line)));
+    }
+    if !report.summary.subjects.is_empty() {
+        out.push('\n');
+    }
+    for reason in &s.verdict_reasons {
+        out.push_str(&format!("- FAIL: {}\n", escape(reason)));
+    }
+    if !s.verdict_reasons.is_empty() {
+        out.push('\n');
+    }
     if s.unexpected_passes > 0 {
         out.push_str(&format!(
             "{} baseline entries now pass: remove them from the baseline.\n\n",

@@ -52,6 +52,8 @@ struct View {
     rules_total: u64,
     rules_with_passing_evidence: u64,
     rules_failing: u64,
+    figures: Vec<String>,
+    reasons: Vec<String>,
     unexpected_passes: u64,
     unknown_rules: Vec<RuleLink>,
     matrix: Vec<MatrixRow>,
@@ -84,7 +86,6 @@ struct MatrixRow {
     group: String,
     section: Option<String>,
     summary: String,
-    evidence: Vec<String>,
     status: &'static str,
     pass: u64,
     fail: u64,
@@ -231,26 +232,15 @@ fn case_name(r: &CaseResult) -> String {
 /// One line naming what was tested, from the environment: the implementation's
 /// `hello` (name and version) and the store or kernel command that was run.
 fn subject(report: &Report) -> Option<String> {
-    let env = &report.environment;
-    let hello = env.implementation_hello.as_ref();
-    let name = hello.and_then(|h| h.get("name")).and_then(|v| v.as_str());
-    let version = hello
-        .and_then(|h| h.get("version"))
-        .and_then(|v| v.as_str());
-    let target = ["store", "kernel"]
-        .iter()
-        .find_map(|k| env.extra.get(*k).and_then(|v| v.as_str()).map(|v| (k, v)));
-    let mut parts = Vec::new();
-    if let Some(n) = name {
-        parts.push(match version {
-            Some(v) => format!("{n} {v}"),
-            None => n.to_string(),
-        });
+    let subject = report.primary_subject()?;
+    let mut parts = vec![format!("{}: {}", subject.kind, subject.name)];
+    if let Some(v) = &subject.version {
+        parts.push(format!("version {v}"));
     }
-    if let Some((k, v)) = target {
-        parts.push(format!("{k} {v}"));
+    if let Some(e) = &subject.endpoint {
+        parts.push(e.clone());
     }
-    (!parts.is_empty()).then(|| truncate_chars(&parts.join(" · "), 300))
+    Some(truncate_chars(&parts.join(" · "), 300))
 }
 
 fn view(report: &Report) -> View {
@@ -321,7 +311,12 @@ fn view(report: &Report) -> View {
 
     // Per rule: counts by status and the citing cases, failing ones first.
     let mut per_rule: BTreeMap<&str, (StatusCounts, Vec<&CaseResult>)> = BTreeMap::new();
-    for r in &report.results {
+    let primary = report.primary_subject().map(|p| p.id.as_str());
+    for r in report
+        .results
+        .iter()
+        .filter(|r| primary.is_none() || r.subject.as_deref() == primary)
+    {
         let mut ids: Vec<&str> = r.rules.iter().map(String::as_str).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -344,7 +339,6 @@ fn view(report: &Report) -> View {
                 group: row.rule.group,
                 section: row.rule.section,
                 summary: row.rule.summary,
-                evidence: row.rule.evidence,
                 status: row.status.as_str(),
                 pass: counts.pass,
                 fail: counts.failures(),
@@ -407,6 +401,8 @@ fn view(report: &Report) -> View {
         rules_total: s.rules_total,
         rules_with_passing_evidence: s.rules_with_passing_evidence,
         rules_failing: s.rules_failing,
+        figures: report.figure_sentences(),
+        reasons: s.verdict_reasons.clone(),
         unexpected_passes: s.unexpected_passes,
         unknown_rules: s.unknown_rules.iter().map(link).collect(),
         matrix,

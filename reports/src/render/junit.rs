@@ -83,6 +83,9 @@ fn test_case(result: &CaseResult, classname: &str) -> TestCase {
         tc.set_time(Duration::from_millis(ms));
     }
     tc.add_property(Property::new("status", result.status.as_str()));
+    if let Some(subject) = &result.subject {
+        tc.add_property(Property::new("subject", subject.as_str()));
+    }
     for rule in &result.rules {
         tc.add_property(Property::new("rule", rule.as_str()));
     }

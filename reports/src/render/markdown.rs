@@ -41,14 +41,57 @@ pub fn render_markdown(report: &Report) -> String {
         ));
     }
     out.push_str(".\n\n");
-    out.push_str(&format!(
-        "Rules with passing evidence: **{} / {}**",
-        s.rules_with_passing_evidence, s.rules_total
-    ));
-    if s.rules_failing > 0 {
-        out.push_str(&format!("; rules failing: **{}**", s.rules_failing));
+    if report.subjects.is_empty() {
+        out.push_str(&format!(
+            "Rules with passing results: **{} / {}** (no subject named)",
+            s.rules_with_passing_evidence, s.rules_total
+        ));
+        if s.rules_failing > 0 {
+            out.push_str(&format!("; rules failing: **{}**", s.rules_failing));
+        }
+        out.push_str(".\n\n");
+    } else {
+        out.push_str(
+            "## Subjects\n\n| subject | kind | name | endpoint | figure |\n|---|---|---|---|---|\n",
+        );
+        for f in &s.subjects {
+            let Some(subject) = report.subject(&f.subject) else {
+                continue;
+            };
+            let figure = if subject.is_judged() {
+                format!(
+                    "{} / {} applicable rules passing; {} failing",
+                    f.rules_passing, f.rules_applicable, f.rules_failing
+                )
+            } else {
+                format!(
+                    "self-check: {} passed, {} failed (counted toward no implementation)",
+                    f.by_status.pass,
+                    f.by_status.failures()
+                )
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                inline_code(&subject.id),
+                subject.kind,
+                cell(&subject.name),
+                cell(subject.endpoint.as_deref().unwrap_or("")),
+                cell(&figure)
+            ));
+        }
+        out.push('\n');
+        for line in report.figure_sentences() {
+            out.push_str(&format!("- {}\n", escape(&line)));
+        }
+        out.push('\n');
     }
-    out.push_str(".\n\n");
+    if !s.verdict_reasons.is_empty() {
+        out.push_str("Why the verdict is FAIL:\n\n");
+        for reason in &s.verdict_reasons {
+            out.push_str(&format!("- {}\n", escape(reason)));
+        }
+        out.push('\n');
+    }
     if !s.unknown_rules.is_empty() {
         out.push_str(&format!(
             "Rule IDs cited but not in the catalogue: {}.\n\n",

@@ -15,13 +15,12 @@ pub fn env(seed: u64) -> Environment {
 }
 
 pub fn rules() -> Vec<RuleInfo> {
-    let mut fold9 = RuleInfo::new(
+    let fold9 = RuleInfo::new(
         "FOLD-09",
         "MUST",
         "FOLD",
         "STEP_FAILED does not fail the execution",
     );
-    fold9.evidence = vec!["fold_09_step_failed_does_not_fail_execution".to_string()];
     vec![
         fold9,
         RuleInfo::new("FOLD-01", "MUST", "FOLD", "events fold in sequence order"),
