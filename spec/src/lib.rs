@@ -9,6 +9,8 @@
 //! * [`check_compatibility`] and [`SUPPORTED_MATRIX`]: the deployment gate behind
 //!   `loom compat` (see `docs/compatibility.md`);
 //! * [`scan_evidence`] and [`check_evidence`]: the traceability check (CONF-01);
+//! * [`Applicability`]: which rules apply to a kernel and to a store (`spec/applicability.toml`),
+//!   the denominators of every report figure;
 //! * the capability registry and its self-check ([`check_capabilities`], CONF-07);
 //! * the catalogue as a page for people ([`page::rules_markdown`], `docs/rules.md`).
 //!
@@ -23,6 +25,7 @@
 //! constants, so it cannot drift from the code (COMPAT-03).
 #![deny(missing_docs)]
 
+pub mod applicability;
 pub mod capabilities;
 pub mod catalogue;
 pub mod compat;
@@ -31,6 +34,7 @@ mod lexer;
 pub mod manifest;
 pub mod page;
 
+pub use applicability::{Applicability, APPLICABILITY_KINDS};
 pub use capabilities::{
     check_capabilities, check_capability_list, load_capabilities, parse_capabilities, Capability,
     CapabilityProblem, Maturity,
