@@ -58,6 +58,9 @@ enum Command {
     Report(cli::report_cmd::ReportCommand),
     /// Show the rule catalogue: every rule, one rule or gap by id, or the Markdown page.
     Rules(cli::rules::RulesArgs),
+    /// Commands the repository's scripts call.
+    #[command(subcommand, hide = true)]
+    Internal(cli::internal::InternalCommand),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Compat(args) => cli::manifest::compat(args),
         Command::Report(cmd) => cli::report_cmd::run(cmd),
         Command::Rules(args) => cli::rules::run(args),
+        Command::Internal(cmd) => cli::internal::run(cmd),
     };
     ExitCode::from(code)
 }

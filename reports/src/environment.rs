@@ -60,14 +60,14 @@ impl Environment {
     }
 
     /// Like [`Environment::new`], plus what can be detected: the toolchain
-    /// (`rustc --version`), the git revision (`git rev-parse HEAD` in the
-    /// current directory) and `started_at` (now). Whatever cannot be detected
-    /// stays `None`; this never panics.
+    /// (`rustc --version`) and `started_at` (now). Whatever cannot be detected
+    /// stays `None`; this never panics. The git revision is left to the caller:
+    /// the directory a tool runs in is usually the user's repository, not the
+    /// tool's source tree.
     pub fn detect(tool: impl Into<String>, tool_version: impl Into<String>) -> Self {
         let mut env = Self::new(tool, tool_version);
         let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
         env.toolchain = command_output(&rustc, &["--version"]);
-        env.git_revision = command_output("git", &["rev-parse", "HEAD"]);
         env.started_at = now_rfc3339();
         env
     }

@@ -618,9 +618,13 @@ impl Report {
                 ));
                 continue;
             }
+            let scope = match subject.kind {
+                SubjectKind::Reference => "rules of the catalogue".to_string(),
+                kind => format!("rules that apply to a {kind}"),
+            };
             let mut line = format!(
-                "{} ({}): {} / {} rules that apply to a {} have passing results against it in this run",
-                subject.id, subject.name, f.rules_passing, f.rules_applicable, subject.kind
+                "{} ({}): {} / {} {scope} have passing results against it in this run",
+                subject.id, subject.name, f.rules_passing, f.rules_applicable
             );
             if f.rules_failing > 0 {
                 line.push_str(&format!("; {} failing", f.rules_failing));

@@ -14,15 +14,26 @@ fn every_kernel_group_rule_applies_to_a_kernel_and_no_store_group_rule_does() {
         ]
         .contains(&rule.group.as_str());
         if kernel_group {
-            assert!(kinds.contains(&"kernel"), "{} should apply to a kernel", rule.id);
+            assert!(
+                kinds.contains(&"kernel"),
+                "{} should apply to a kernel",
+                rule.id
+            );
         }
         if ["CONF", "COMPAT"].contains(&rule.group.as_str()) {
-            assert!(kinds.is_empty(), "{} is about the project, not an implementation", rule.id);
+            assert!(
+                kinds.is_empty(),
+                "{} is about the project, not an implementation",
+                rule.id
+            );
         }
     }
     assert!(table.kinds_for("SPI-06").contains(&"store"));
     assert!(!table.kinds_for("SPI-06").contains(&"kernel"));
-    assert!(table.kinds_for("SPI-22").is_empty(), "packaging is not a store's rule");
+    assert!(
+        table.kinds_for("SPI-22").is_empty(),
+        "packaging is not a store's rule"
+    );
     assert!(table.kinds_for("FOLD-01").contains(&"kernel"));
     assert!(!table.kinds_for("FOLD-01").contains(&"store"));
 }
@@ -31,9 +42,7 @@ fn every_kernel_group_rule_applies_to_a_kernel_and_no_store_group_rule_does() {
 fn an_unknown_group_or_rule_in_the_table_is_an_error() {
     let catalogue = Catalogue::load();
     let base = |kernel: &str| {
-        format!(
-            "[kernel]\n{kernel}\n[store]\ngroups = [\"SPI\"]\nrules = []\nexcept = []\n"
-        )
+        format!("[kernel]\n{kernel}\n[store]\ngroups = [\"SPI\"]\nrules = []\nexcept = []\n")
     };
     let bad_group = base("groups = [\"NOPE\"]\nrules = []\nexcept = []");
     assert!(Applicability::parse(&bad_group, &catalogue)

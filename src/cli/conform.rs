@@ -8,32 +8,9 @@
 
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use loom_conformance::kits::archive_store::ArchiveStoreKit;
-use loom_conformance::kits::branch_registry::BranchRegistryKit;
-use loom_conformance::kits::content_store::ContentStoreKit;
-use loom_conformance::kits::dispatcher::DispatcherKit;
-use loom_conformance::kits::durable_state_store::DurableStateStoreKit;
-use loom_conformance::kits::event_store::EventStoreKit;
-use loom_conformance::kits::lifecycle::LifecycleKit;
-use loom_conformance::kits::read_model_store::ReadModelStoreKit;
-use loom_conformance::kits::snapshot_store::SnapshotStoreKit;
-use loom_conformance::kits::timer_store::TimerStoreKit;
-use loom_conformance::kits::{self, KIT_NAMES};
-use loom_conformance::runner::case_selected;
-use loom_conformance::stdio::{self, StdioHooks, StdioStore};
-use loom_conformance::{run_kit, CaseHooks, CaseInfo, Ctx, Kit, NoHooks, RunOptions, KITS_AREA};
-use loom_report::{CaseResult, Environment, Report, RuleInfo, Status};
-use loom_stores::memory::{
-    MemoryArchiveStore, MemoryBranchRegistry, MemoryDispatcher, MemoryEventStore,
-    MemorySnapshotStore, MemoryTimerStore,
-};
-use loom_stores::plugin_memory::{
-    MemoryContentStore, MemoryDurableStateStore, MemoryReadModelStore,
-};
-use loom_stores::{PgStore, SqliteStore};
+use loom_conformance::kits::KIT_NAMES;
+use loom_report::{CaseResult, Environment, Report, Status};
 use serde_json::Value;
-use std::future::Future;
 use std::path::PathBuf;
 
 /// Arguments of `loom conform`.
@@ -88,17 +65,6 @@ pub struct ConformArgs {
     pub replay: Option<PathBuf>,
 }
 
-/// Runs every kit against a store named by `store` ("memory", "sqlite[:PATH]",
-/// "postgres://…" or "cmd:COMMAND"): one result per case, and the store's `hello` (a `cmd:` store's own
-/// answer, or a description of a reference store) for the report's environment.
-pub fn kit_results_with_hello(
-    store: &str,
-    adapter: super::AdapterArgs,
-    show_progress: bool,
-) -> Result<(Vec<CaseResult>, Option<Value>), String> {
-    run_selected(store, &[], None, adapter, show_progress)
-}
-
 /// Runs `loom conform`.
 pub fn run(args: ConformArgs) -> u8 {
     if args.explore || args.replay.is_some() {
@@ -123,13 +89,14 @@ pub fn run(args: ConformArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let (results, hello) = match run_selected(
-        &args.store,
-        &args.kit,
-        args.case.clone(),
-        args.adapter,
-        !args.quiet,
-    ) {
+    let options = loom_harness::kits::KitOptions {
+        store: args.store.clone(),
+        kits: args.kit.clone(),
+        case_filter: args.case.clone(),
+        limits: args.adapter.limits(),
+        show_progress: !args.quiet,
+    };
+    let (results, hello) = match loom_harness::kits::run(&options) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -149,14 +116,19 @@ pub fn run(args: ConformArgs) -> u8 {
     if let Some(b) = &baseline {
         b.apply(&mut results);
     }
-    let rules = rule_infos(&results);
+    let rules = loom_harness::rules::rule_infos();
+    let subject = loom_harness::subjects::store(&args.store, hello.as_ref());
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
     env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
     env.implementation_hello = hello;
     env.extra
         .insert("store".into(), Value::String(args.store.clone()));
-    let report = Report::new(env, rules, results);
+    let expectations = loom_report::Expectations::default()
+        .part(loom_harness::kits::AREA, loom_harness::subjects::STORE);
+    let report = Report::new(env, rules, results)
+        .with_subjects(vec![subject])
+        .with_expectations(expectations);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {
@@ -166,38 +138,21 @@ pub fn run(args: ConformArgs) -> u8 {
     };
     print_summary(&report.results);
     super::print_report_paths(&paths, &report.digest);
-    if report.results.iter().any(|r| r.status.is_failure()) {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
+    for line in report.figure_sentences() {
+        println!("{line}");
     }
-}
-
-/// Rule rows for the report: the rules the results cite, from the catalogue when it has them.
-pub(crate) fn rule_infos(results: &[CaseResult]) -> Vec<RuleInfo> {
-    let cited: std::collections::BTreeSet<&str> = results
-        .iter()
-        .flat_map(|r| r.rules.iter().map(String::as_str))
-        .collect();
-    let catalogue = Some(loom_spec::Catalogue::load());
-    cited
-        .into_iter()
-        .map(|id| {
-            let known = catalogue
-                .as_ref()
-                .and_then(|c| c.rules().iter().find(|r| r.id == id));
-            match known {
-                Some(r) => RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary)
-                    .with_section(&r.section),
-                None => RuleInfo::new(
-                    id,
-                    "GAP",
-                    id.split('-').next().unwrap_or(id),
-                    "reference-defined",
-                ),
-            }
-        })
-        .collect()
+    println!(
+        "verdict: {}",
+        if report.summary.ok { "PASS" } else { "FAIL" }
+    );
+    for reason in &report.summary.verdict_reasons {
+        println!("  - {reason}");
+    }
+    if report.summary.ok {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
 }
 
 fn print_summary(results: &[CaseResult]) {
@@ -234,405 +189,4 @@ fn print_summary(results: &[CaseResult]) {
             );
         }
     }
-}
-
-/// One run: options, progress and the results so far.
-struct Run {
-    opts: RunOptions,
-    bar: Option<ProgressBar>,
-    results: Vec<CaseResult>,
-    kits: Vec<String>,
-}
-
-impl Run {
-    fn wants(&self, kit: &str) -> bool {
-        self.kits.iter().any(|k| k == kit)
-    }
-
-    fn selected(&self, kit: &str, cases: &[CaseInfo]) -> usize {
-        cases
-            .iter()
-            .filter(|c| case_selected(self.opts.case_filter.as_deref(), kit, c.id))
-            .count()
-    }
-
-    async fn kit<S, K, F, Fut>(&mut self, factory: F, hooks: &dyn CaseHooks)
-    where
-        K: Kit<S>,
-        F: FnMut(&Ctx, bool) -> Fut,
-        Fut: Future<Output = Result<S, String>>,
-    {
-        if !self.wants(K::NAME) {
-            return;
-        }
-        let bar = self.bar.clone();
-        let mut on_result = |r: &CaseResult| {
-            if let Some(b) = &bar {
-                b.set_message(format!("{}/{}", r.suite, r.case_id));
-                b.inc(1);
-            }
-        };
-        let results = run_kit::<S, K, F, Fut>(factory, &self.opts, hooks, &mut on_result).await;
-        self.results.extend(results);
-    }
-
-    /// Every selected case of kit `K` as `skip-not-claimed`, with `why`.
-    fn skip<S, K: Kit<S>>(&mut self, why: &str) {
-        if !self.wants(K::NAME) {
-            return;
-        }
-        for c in K::cases() {
-            if case_selected(self.opts.case_filter.as_deref(), K::NAME, c.id) {
-                let r = CaseResult::skip_not_claimed(
-                    KITS_AREA,
-                    K::NAME,
-                    c.id,
-                    c.rules.iter().copied(),
-                    why,
-                );
-                if let Some(b) = &self.bar {
-                    b.inc(1);
-                }
-                self.results.push(r);
-            }
-        }
-    }
-}
-
-fn ok<S>(s: S) -> std::future::Ready<Result<S, String>> {
-    std::future::ready(Ok(s))
-}
-
-/// A PostgreSQL store for one case: the run's shared schema, or a fresh one.
-type PgFactory = std::pin::Pin<Box<dyn Future<Output = Result<PgStore, String>>>>;
-
-/// The handle `handle` gives on the store `db` resolves to.
-async fn pick<S>(db: PgFactory, handle: impl FnOnce(&PgStore) -> S) -> Result<S, String> {
-    db.await.map(|d| handle(&d))
-}
-
-fn run_selected(
-    store: &str,
-    kits: &[String],
-    case_filter: Option<String>,
-    adapter: super::AdapterArgs,
-    show_progress: bool,
-) -> Result<(Vec<CaseResult>, Option<Value>), String> {
-    let kits: Vec<String> = if kits.is_empty() {
-        KIT_NAMES.iter().map(|k| k.to_string()).collect()
-    } else {
-        for k in kits {
-            if !KIT_NAMES.contains(&k.as_str()) {
-                return Err(format!("unknown kit {k:?}; kits: {}", KIT_NAMES.join(", ")));
-            }
-        }
-        kits.to_vec()
-    };
-    let mut run = Run {
-        opts: RunOptions {
-            case_filter,
-            ..RunOptions::default()
-        },
-        bar: None,
-        results: Vec::new(),
-        kits,
-    };
-    let total: usize = [
-        ("event-store", kits::event_store::CASES),
-        ("snapshot-store", kits::snapshot_store::CASES),
-        ("archive-store", kits::archive_store::CASES),
-        ("lifecycle", kits::lifecycle::CASES),
-        ("branch-registry", kits::branch_registry::CASES),
-        ("dispatcher", kits::dispatcher::CASES),
-        ("timer-store", kits::timer_store::CASES),
-        ("content-store", kits::content_store::CASES),
-        ("durable-state-store", kits::durable_state_store::CASES),
-        ("read-model-store", kits::read_model_store::CASES),
-    ]
-    .iter()
-    .filter(|(k, _)| run.wants(k))
-    .map(|(k, c)| run.selected(k, c))
-    .sum();
-    if show_progress {
-        let bar = ProgressBar::new(total as u64);
-        if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
-            bar.set_style(style);
-        }
-        run.bar = Some(bar);
-    }
-    let hello = loom_conformance::block_on(run_backend(&mut run, store, adapter))??;
-    if let Some(bar) = &run.bar {
-        bar.finish_and_clear();
-    }
-    Ok((run.results, hello))
-}
-
-async fn run_backend(
-    run: &mut Run,
-    store: &str,
-    limits: super::AdapterArgs,
-) -> Result<Option<Value>, String> {
-    if store == "memory" {
-        run.kit::<_, EventStoreKit, _, _>(|_, _| ok(MemoryEventStore::new()), &NoHooks)
-            .await;
-        run.kit::<_, SnapshotStoreKit, _, _>(|_, _| ok(MemorySnapshotStore::new()), &NoHooks)
-            .await;
-        run.kit::<_, ArchiveStoreKit, _, _>(|_, _| ok(MemoryArchiveStore::new()), &NoHooks)
-            .await;
-        run.kit::<_, LifecycleKit, _, _>(
-            |_, _| {
-                ok((
-                    MemoryEventStore::new(),
-                    MemorySnapshotStore::new(),
-                    MemoryArchiveStore::new(),
-                ))
-            },
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, BranchRegistryKit, _, _>(|_, _| ok(MemoryBranchRegistry::new()), &NoHooks)
-            .await;
-        run.kit::<_, DispatcherKit, _, _>(|_, _| ok(MemoryDispatcher::new()), &NoHooks)
-            .await;
-        run.kit::<_, TimerStoreKit, _, _>(|_, _| ok(MemoryTimerStore::new()), &NoHooks)
-            .await;
-        run.kit::<_, ContentStoreKit, _, _>(|_, _| ok(MemoryContentStore::new()), &NoHooks)
-            .await;
-        run.kit::<_, DurableStateStoreKit, _, _>(
-            |_, _| ok(MemoryDurableStateStore::new()),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, ReadModelStoreKit, _, _>(|_, _| ok(MemoryReadModelStore::new()), &NoHooks)
-            .await;
-        return Ok(None);
-    }
-    if store == "sqlite" || store == "sqlite::memory:" || store.starts_with("sqlite:") {
-        let path = store
-            .strip_prefix("sqlite:")
-            .filter(|p| !p.is_empty() && *p != ":memory:");
-        // A shared file when a path is given (cases stay apart by their ids); otherwise,
-        // and for the dispatcher and timer kits whose state is global, a fresh in-memory
-        // database of the same implementation per case.
-        let shared = match path {
-            Some(p) => Some(SqliteStore::open(p).map_err(|e| format!("opening {p}: {e}"))?),
-            None => None,
-        };
-        let db = |fresh: bool| -> Result<SqliteStore, String> {
-            match (&shared, fresh) {
-                (Some(s), false) => Ok(s.clone()),
-                _ => SqliteStore::open_in_memory().map_err(|e| e.to_string()),
-            }
-        };
-        run.kit::<_, EventStoreKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.events())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, SnapshotStoreKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.snapshots())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, ArchiveStoreKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.archive())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, LifecycleKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| (d.events(), d.snapshots(), d.archive()))),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, BranchRegistryKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.branches())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, DispatcherKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.dispatcher())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, TimerStoreKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.timers())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, ContentStoreKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.content())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, DurableStateStoreKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.durable_state())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, ReadModelStoreKit, _, _>(
-            |_, f| std::future::ready(db(f).map(|d| d.read_models())),
-            &NoHooks,
-        )
-        .await;
-        return Ok(None);
-    }
-    if store.starts_with("postgres://") || store.starts_with("postgresql://") {
-        let schema = format!("loom_conform_{}", loom_conformance::runner::fresh_run_id());
-        let pg = PgStore::connect_fresh(store, &schema)
-            .await
-            .map_err(|e| format!("connecting to {store}: {e}"))?;
-        // The dispatcher and timer kits need a store holding no other case's data: their
-        // cases share one more schema, emptied before each (`PgStore::reset`, a few
-        // DELETEs) instead of a schema created and dropped per case; it is dropped when
-        // the run ends.
-        let case_schema = format!("{schema}_case");
-        let case_pg = PgStore::connect_fresh(store, &case_schema)
-            .await
-            .map_err(|e| format!("connecting to {store} (schema {case_schema}): {e}"))?;
-        let pg_for = |fresh: bool| -> PgFactory {
-            if !fresh {
-                return Box::pin(std::future::ready(Ok(pg.clone())));
-            }
-            let db = case_pg.clone();
-            Box::pin(async move {
-                db.reset()
-                    .await
-                    .map(|()| db.clone())
-                    .map_err(|e| format!("emptying the case schema {}: {e}", db.schema()))
-            })
-        };
-        run.kit::<_, EventStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::events), &NoHooks)
-            .await;
-        run.kit::<_, SnapshotStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::snapshots), &NoHooks)
-            .await;
-        run.kit::<_, ArchiveStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::archive), &NoHooks)
-            .await;
-        run.kit::<_, LifecycleKit, _, _>(
-            |_, f| pick(pg_for(f), |d| (d.events(), d.snapshots(), d.archive())),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, BranchRegistryKit, _, _>(|_, f| pick(pg_for(f), PgStore::branches), &NoHooks)
-            .await;
-        run.kit::<_, DispatcherKit, _, _>(|_, f| pick(pg_for(f), PgStore::dispatcher), &NoHooks)
-            .await;
-        run.kit::<_, TimerStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::timers), &NoHooks)
-            .await;
-        run.kit::<_, ContentStoreKit, _, _>(|_, f| pick(pg_for(f), PgStore::content), &NoHooks)
-            .await;
-        run.kit::<_, DurableStateStoreKit, _, _>(
-            |_, f| pick(pg_for(f), PgStore::durable_state),
-            &NoHooks,
-        )
-        .await;
-        run.kit::<_, ReadModelStoreKit, _, _>(
-            |_, f| pick(pg_for(f), PgStore::read_models),
-            &NoHooks,
-        )
-        .await;
-        // A leftover schema is clutter, not a failed run: the results stand.
-        drop(case_pg);
-        if let Err(e) = PgStore::drop_schema(store, &case_schema).await {
-            eprintln!("warning: could not drop the case schema {case_schema}: {e}");
-        }
-        return Ok(None);
-    }
-    if let Some(command) = store.strip_prefix("cmd:") {
-        let mut config = stdio::StdioConfig::new(command.trim());
-        config.call_timeout = std::time::Duration::from_millis(limits.timeout_ms);
-        config.hello_timeout = std::time::Duration::from_millis(limits.hello_timeout_ms);
-        let adapter = match StdioStore::start(&config) {
-            Ok(a) => a,
-            Err(fault) => {
-                // A failed handshake is a result of the run, not a usage error.
-                run.results.push(CaseResult::error(
-                    KITS_AREA,
-                    stdio::ADAPTER_SUITE,
-                    "adapter/handshake",
-                    Vec::<String>::new(),
-                    fault.message,
-                ));
-                return Ok(None);
-            }
-        };
-        let hooks = StdioHooks(&adapter);
-        let not = |spi: &str| format!("the adapter's hello does not list {spi}");
-        let has = |spi: &str| adapter.implements(spi);
-        if has(stdio::SPI_EVENT_STORE) {
-            run.kit::<_, EventStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, EventStoreKit>(&not(stdio::SPI_EVENT_STORE));
-        }
-        if has(stdio::SPI_SNAPSHOT_STORE) {
-            run.kit::<_, SnapshotStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, SnapshotStoreKit>(&not(stdio::SPI_SNAPSHOT_STORE));
-        }
-        if has(stdio::SPI_ARCHIVE_STORE) {
-            run.kit::<_, ArchiveStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, ArchiveStoreKit>(&not(stdio::SPI_ARCHIVE_STORE));
-        }
-        if has(stdio::SPI_EVENT_STORE)
-            && has(stdio::SPI_SNAPSHOT_STORE)
-            && has(stdio::SPI_ARCHIVE_STORE)
-        {
-            run.kit::<_, LifecycleKit, _, _>(
-                |_, _| ok((adapter.clone(), adapter.clone(), adapter.clone())),
-                &hooks,
-            )
-            .await;
-        } else {
-            run.skip::<(StdioStore, StdioStore, StdioStore), LifecycleKit>(
-                "the lifecycle needs eventStore, snapshotStore and archiveStore",
-            );
-        }
-        if has(stdio::SPI_BRANCH_REGISTRY) {
-            run.kit::<_, BranchRegistryKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, BranchRegistryKit>(&not(stdio::SPI_BRANCH_REGISTRY));
-        }
-        // Protocol 1.1 SPIs. The dispatcher and timer kits need a store holding no
-        // other case's data; `reset` before each case gives exactly that.
-        if has(stdio::SPI_DISPATCHER) {
-            run.kit::<_, DispatcherKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, DispatcherKit>(&not(stdio::SPI_DISPATCHER));
-        }
-        if has(stdio::SPI_TIMER_STORE) {
-            run.kit::<_, TimerStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, TimerStoreKit>(&not(stdio::SPI_TIMER_STORE));
-        }
-        if has(stdio::SPI_CONTENT_STORE) {
-            run.kit::<_, ContentStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, ContentStoreKit>(&not(stdio::SPI_CONTENT_STORE));
-        }
-        if has(stdio::SPI_DURABLE_STATE_STORE) {
-            run.kit::<_, DurableStateStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, DurableStateStoreKit>(&not(stdio::SPI_DURABLE_STATE_STORE));
-        }
-        if has(stdio::SPI_READ_MODEL_STORE) {
-            run.kit::<_, ReadModelStoreKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
-                .await;
-        } else {
-            run.skip::<StdioStore, ReadModelStoreKit>(&not(stdio::SPI_READ_MODEL_STORE));
-        }
-        let hello = adapter.hello();
-        stdio::apply_shutdown(&mut run.results, adapter.shutdown());
-        return Ok(hello);
-    }
-    Err(format!(
-        "unknown store {store:?}: use memory, sqlite[:PATH], postgres://URL or cmd:\"COMMAND\""
-    ))
 }

@@ -105,7 +105,7 @@ pub fn run(args: &ConformArgs) -> u8 {
             "operationsPerSecond": outcome.ops_per_second(),
         }),
     );
-    let rules = super::conform::rule_infos(std::slice::from_ref(&result));
+    let rules = loom_harness::rules::rule_infos();
     let report = Report::new(env, rules, vec![result.clone()]);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,

@@ -4,8 +4,7 @@ pub mod check;
 pub mod conform;
 pub mod explore;
 pub mod fold_cmd;
-pub mod gen;
-pub mod junit;
+pub mod internal;
 pub mod manifest;
 pub mod report_cmd;
 pub mod rules;
@@ -24,6 +23,16 @@ pub struct AdapterArgs {
     /// Time limit for a foreign adapter to start and answer `hello`, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = loom_process::HELLO_TIMEOUT_MS_DEFAULT)]
     pub hello_timeout_ms: u64,
+}
+
+impl AdapterArgs {
+    /// The limits as the harness takes them.
+    pub fn limits(&self) -> loom_harness::AdapterLimits {
+        loom_harness::AdapterLimits {
+            timeout_ms: self.timeout_ms,
+            hello_timeout_ms: self.hello_timeout_ms,
+        }
+    }
 }
 
 impl Default for AdapterArgs {

@@ -6,11 +6,9 @@
 
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
-use loom_report::{Baseline, CaseResult, Environment, Report, RuleInfo, Status};
-use loom_vectors::runner::{run_set, Claims, InProcessKernel, KernelClient};
-use loom_vectors::set::{embedded_set, load_set};
-use loom_vectors::{KernelProcess, KernelProcessConfig, Kind, Vector};
+use loom_report::{Baseline, CaseResult, Environment, Report, Status};
+use loom_vectors::runner::KernelClient;
+use loom_vectors::{KernelProcess, KernelProcessConfig, Kind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -168,32 +166,6 @@ pub fn run(cmd: VectorsCommand) -> u8 {
     }
 }
 
-/// The set built into the binary, or the one under `dir` (its `cases/` folder).
-fn load(dir: Option<&Path>) -> Result<Vec<Vector>, String> {
-    match dir {
-        None => embedded_set(),
-        Some(d) => {
-            let cases = d.join("cases");
-            if !cases.is_dir() {
-                return Err(format!(
-                    "{} holds no cases/ folder (write one with `loom vectors export {}`)",
-                    d.display(),
-                    d.display()
-                ));
-            }
-            load_set(&cases)
-        }
-    }
-    .map(|s| s.vectors)
-    .map_err(|errors| {
-        errors
-            .iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
-}
-
 fn list(rule: Option<String>, kind: Option<String>, dir: Option<&Path>) -> u8 {
     let kind = match kind.as_deref().map(|k| (k, Kind::parse(k))) {
         Some((k, None)) => {
@@ -205,7 +177,7 @@ fn list(rule: Option<String>, kind: Option<String>, dir: Option<&Path>) -> u8 {
         Some((_, Some(k))) => Some(k),
         None => None,
     };
-    let vectors = match load(dir) {
+    let vectors = match loom_harness::vectors::load(dir) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
@@ -305,82 +277,6 @@ fn regen(check: bool, root: &Path) -> u8 {
     }
 }
 
-/// Runs every vector against `kernel_cmd` (a foreign adapter) or, when `None`, the
-/// reference kernel in-process. Returns one result per vector and the set's digest.
-/// `loom check` calls this.
-pub fn vector_results(
-    kernel_cmd: Option<&str>,
-    adapter: super::AdapterArgs,
-    show_progress: bool,
-) -> Result<(Vec<CaseResult>, String), String> {
-    let vectors = load(None)?;
-    let digest = loom_vectors::set::set_digest(&vectors);
-    let (_, results) = run_with(kernel_cmd, adapter, &vectors, show_progress)?;
-    Ok((results, digest))
-}
-
-fn run_with(
-    kernel_cmd: Option<&str>,
-    limits: super::AdapterArgs,
-    vectors: &[Vector],
-    show_progress: bool,
-) -> Result<(Claims, Vec<CaseResult>), String> {
-    let bar = if show_progress {
-        ProgressBar::new(vectors.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("vectors [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    let mut failures = 0u64;
-    let mut on_result = |r: &CaseResult| {
-        if r.status.is_failure() {
-            failures += 1;
-            bar.set_message(format!("{failures} failing"));
-        }
-        bar.inc(1);
-    };
-    let mut client: Box<dyn KernelClient> = match kernel_cmd {
-        None => Box::new(InProcessKernel::default()),
-        Some(cmd) => {
-            let mut config = KernelProcessConfig::new(cmd);
-            config.call_timeout_ms = limits.timeout_ms;
-            config.hello_timeout_ms = limits.hello_timeout_ms;
-            match KernelProcess::start(config) {
-                Ok(p) => Box::new(p),
-                Err(fault) => {
-                    // A failed handshake is a result of the run, not a usage error.
-                    bar.finish_and_clear();
-                    let result = CaseResult::error(
-                        loom_vectors::runner::AREA,
-                        loom_vectors::runner::ADAPTER_SUITE,
-                        "adapter/handshake",
-                        Vec::<String>::new(),
-                        fault.message,
-                    );
-                    return Ok((Claims::from_hello(Value::Null), vec![result]));
-                }
-            }
-        }
-    };
-    let out = run_set(client.as_mut(), vectors, &mut on_result);
-    bar.finish_and_clear();
-    out
-}
-
-fn rules() -> Vec<RuleInfo> {
-    loom_spec::Catalogue::load()
-        .rules()
-        .iter()
-        .map(|r| {
-            RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary).with_section(&r.section)
-        })
-        .collect()
-}
-
 fn run_vectors(args: RunArgs) -> u8 {
     let out = match super::prepare_out(args.out.as_deref(), "vectors") {
         Ok(dir) => dir,
@@ -389,7 +285,7 @@ fn run_vectors(args: RunArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let mut vectors = match load(args.vectors.as_deref()) {
+    let mut vectors = match loom_harness::vectors::load(args.vectors.as_deref()) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
@@ -403,10 +299,15 @@ fn run_vectors(args: RunArgs) -> u8 {
     }
     if let Some(f) = &args.filter {
         vectors.retain(|v| v.id.contains(f.as_str()));
+        if vectors.is_empty() {
+            eprintln!("error: no vector id contains {f:?} (see `loom vectors list`)");
+            let _ = std::fs::remove_dir(&out); // only if still empty
+            return EXIT_USAGE;
+        }
     }
-    let (claims, mut results) = match run_with(
+    let (claims, mut results) = match loom_harness::vectors::run_with(
         args.kernel_cmd.as_deref(),
-        args.adapter,
+        args.adapter.limits(),
         &vectors,
         !args.quiet,
     ) {
@@ -457,7 +358,21 @@ fn run_vectors(args: RunArgs) -> u8 {
                 .unwrap_or_else(|| "reference (in-process)".into()),
         ),
     );
-    let report = Report::new(env, rules(), results);
+    let subject = match &args.kernel_cmd {
+        Some(cmd) => loom_harness::subjects::foreign_kernel(cmd, Some(&claims.hello)),
+        None => loom_report::Subject::new(
+            loom_harness::subjects::KERNEL,
+            loom_report::SubjectKind::Kernel,
+            "loom reference kernel",
+        )
+        .with_version(env!("CARGO_PKG_VERSION"))
+        .with_endpoint("in-process"),
+    };
+    let expectations = loom_report::Expectations::default()
+        .part(loom_harness::vectors::AREA, loom_harness::subjects::KERNEL);
+    let report = Report::new(env, loom_harness::rules::rule_infos(), results)
+        .with_subjects(vec![subject])
+        .with_expectations(expectations);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {
@@ -483,6 +398,16 @@ fn run_vectors(args: RunArgs) -> u8 {
                 .map(|p| format!(" at {p}"))
                 .unwrap_or_default()
         );
+    }
+    for line in report.figure_sentences() {
+        println!("{line}");
+    }
+    println!(
+        "verdict: {}",
+        if report.summary.ok { "PASS" } else { "FAIL" }
+    );
+    for reason in &report.summary.verdict_reasons {
+        println!("  - {reason}");
     }
     super::print_report_paths(&paths, &report.digest);
     if report.summary.ok {

@@ -1,19 +1,24 @@
-//! Reads a JUnit XML file (as cargo-nextest writes it) into results: each test whose name
-//! carries rule ids (`fold_09_…`) becomes evidence for those rules in the report. This is
-//! how `loom check` credits the rules proven by `cargo test` without re-running it.
-
-use loom_report::{CaseResult, Failure};
+//! Reads a JUnit XML file (as cargo-nextest writes it): one [`TestCase`] per
+//! `<testcase>`, with its outcome. [`crate::tests_part`] decides what they credit.
 
 /// One `<testcase>` of the file.
-struct TestCase {
-    suite: String,
-    name: String,
-    outcome: Outcome,
+pub struct TestCase {
+    /// The `<testsuite>` name (nextest: the binary id, `crate::test-target`).
+    pub suite: String,
+    /// The test's name.
+    pub name: String,
+    /// What happened.
+    pub outcome: Outcome,
 }
 
-enum Outcome {
+/// A test's outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It ran and passed.
     Pass,
+    /// It failed or errored, with the message.
     Fail(String),
+    /// It did not run (ignored, skipped).
     Skip,
 }
 
@@ -60,7 +65,8 @@ fn attr(tag: &str, name: &str) -> Option<String> {
     Some(unescape(&tag[start..end]))
 }
 
-fn parse(xml: &str) -> Vec<TestCase> {
+/// Every `<testcase>` of `xml`, in document order.
+pub fn parse(xml: &str) -> Vec<TestCase> {
     let mut out = Vec::new();
     let mut suite = String::new();
     let mut rest = xml;
@@ -109,45 +115,12 @@ fn parse(xml: &str) -> Vec<TestCase> {
 
 /// Results for every test that cites a rule. Tests citing none are counted in the
 /// returned total but produce no result (they are evidence of nothing in particular).
-pub fn results(xml: &str) -> (Vec<CaseResult>, usize) {
-    let cases = parse(xml);
-    let total = cases.len();
-    let mut out = Vec::new();
-    for c in cases {
-        let leaf = c.name.rsplit("::").next().unwrap_or(&c.name);
-        let rules = loom_spec::ids_in_test_name(leaf);
-        if rules.is_empty() {
-            continue;
-        }
-        let case_id = format!("{}::{}", c.suite, c.name);
-        out.push(match c.outcome {
-            Outcome::Pass => CaseResult::pass("tests", &c.suite, case_id, rules),
-            Outcome::Skip => CaseResult::skip_untestable(
-                "tests",
-                &c.suite,
-                case_id,
-                rules,
-                "skipped by the test runner",
-            ),
-            Outcome::Fail(msg) => CaseResult::fail(
-                "tests",
-                &c.suite,
-                case_id,
-                rules,
-                msg,
-                Failure::values(serde_json::Value::Null, serde_json::Value::Null),
-            ),
-        });
-    }
-    (out, total)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn nextest_junit_maps_named_tests_to_rules() {
+    fn nextest_junit_outcomes_are_read_with_their_suite() {
         let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
 <testsuites name="nextest-run" tests="3" failures="1">
   <testsuite name="loom-kernel::fold" tests="3">
@@ -155,19 +128,17 @@ mod tests {
     <testcase name="snap_01_and_snap_10_x" classname="loom-kernel::snapshot" time="0.01">
       <failure message="assertion &quot;a&quot; failed" type="test failure">boom</failure>
     </testcase>
-    <testcase name="helper_without_rule" classname="x"></testcase>
+    <testcase name="ignored_one" classname="x"><skipped/></testcase>
   </testsuite>
 </testsuites>"#;
-        let (results, total) = results(xml);
-        assert_eq!(total, 3);
-        assert_eq!(results.len(), 2);
-        assert_eq!(results[0].rules, ["FOLD-09"]);
-        assert_eq!(results[0].status, loom_report::Status::Pass);
-        assert_eq!(results[1].rules, ["SNAP-01", "SNAP-10"]);
-        assert_eq!(results[1].status, loom_report::Status::Fail);
+        let cases = parse(xml);
+        assert_eq!(cases.len(), 3);
+        assert_eq!(cases[0].suite, "loom-kernel::fold");
+        assert_eq!(cases[0].outcome, Outcome::Pass);
         assert_eq!(
-            results[1].message.as_deref(),
-            Some("assertion \"a\" failed")
+            cases[1].outcome,
+            Outcome::Fail("assertion \"a\" failed".into())
         );
+        assert_eq!(cases[2].outcome, Outcome::Skip);
     }
 }

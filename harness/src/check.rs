@@ -1,0 +1,395 @@
+//! `loom check` as a library call: chooses the parts that can exercise the subjects
+//! named by the configuration, runs them, ties every result to its subject and builds
+//! one report whose expectations make an empty or partial run visible.
+//!
+//! With neither a kernel command nor a `cmd:` store, the subject is the reference (the
+//! reference kernel, runtime and stores) and every reference part runs; its report
+//! claims completeness when every part ran and the tests part credited a test run of
+//! this source tree. With a kernel command, the subject is that kernel and only the
+//! parts that drive it run (vectors, golden replay, the differential campaign); with a
+//! `cmd:` store, the store and the kits. The reference's own gates, fold checks,
+//! simulator seeds and unit tests never appear in a foreign subject's report.
+
+use crate::subjects::{self, KERNEL, REFERENCE, STORE};
+use crate::{AdapterLimits, PartProgress};
+use loom_report::{Baseline, CaseResult, Environment, Expectations, Report, Subject};
+use loom_vectors::runner::{InProcessKernel, KernelClient};
+use loom_vectors::{KernelProcess, KernelProcessConfig};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Every part, in the order they run.
+pub const PARTS: [&str; 9] = [
+    "gates", "fold", "vectors", "replay", "fuzz", "kits", "sim", "tests", "spec",
+];
+
+/// The parts that exercise the reference.
+pub const REFERENCE_PARTS: [&str; 8] = [
+    "gates", "fold", "vectors", "replay", "kits", "sim", "tests", "spec",
+];
+
+/// The parts that exercise a foreign kernel.
+pub const KERNEL_PARTS: [&str; 3] = ["vectors", "replay", "fuzz"];
+
+/// The parts that exercise a `cmd:` store.
+pub const STORE_PARTS: [&str; 1] = ["kits"];
+
+/// Cases the differential campaign runs per check in `loom check --kernel-cmd`
+/// (`loom vectors fuzz` runs longer campaigns).
+pub const FUZZ_CASES_DEFAULT: u64 = 64;
+
+/// The area each part writes its results under.
+pub fn area_of(part: &str) -> &str {
+    match part {
+        "replay" => loom_vectors::golden::AREA,
+        "fuzz" => loom_vectors::fuzz::AREA,
+        other => other,
+    }
+}
+
+/// What `loom check` runs.
+#[derive(Clone, Debug)]
+pub struct CheckConfig {
+    /// Only these parts (empty: every part that applies).
+    pub only: Vec<String>,
+    /// Not these parts.
+    pub skip: Vec<String>,
+    /// The store the kits run against.
+    pub store: String,
+    /// A foreign kernel's command.
+    pub kernel_cmd: Option<String>,
+    /// Seed for generated inputs.
+    pub seed: u64,
+    /// Simulator seeds.
+    pub sim_seeds: u64,
+    /// Generated logs for the fold part.
+    pub fold_logs: u64,
+    /// Differential-campaign cases per check (foreign kernel).
+    pub fuzz_cases: u64,
+    /// Known failures.
+    pub baseline: Option<Baseline>,
+    /// JUnit of a test run given explicitly (a missing file is then an error).
+    pub test_results: Option<PathBuf>,
+    /// Where `./scripts/test` writes its JUnit (used when `test_results` is not given;
+    /// a missing file there means the tests part is unavailable, not an error).
+    pub default_test_results: PathBuf,
+    /// Adapter time limits.
+    pub limits: AdapterLimits,
+    /// Draw progress bars.
+    pub show_progress: bool,
+}
+
+impl CheckConfig {
+    /// Every reference part against SQLite, seed 0, the default sizes.
+    pub fn new() -> Self {
+        CheckConfig {
+            only: Vec::new(),
+            skip: Vec::new(),
+            store: "sqlite".into(),
+            kernel_cmd: None,
+            seed: 0,
+            sim_seeds: 20,
+            fold_logs: 300,
+            fuzz_cases: FUZZ_CASES_DEFAULT,
+            baseline: None,
+            test_results: None,
+            default_test_results: PathBuf::from("target/nextest/ci/junit.xml"),
+            limits: AdapterLimits::default(),
+            show_progress: false,
+        }
+    }
+
+    fn foreign_store(&self) -> bool {
+        self.store.starts_with("cmd:")
+    }
+
+    /// The parts that apply to the configured subjects, before `only`/`skip`.
+    pub fn applicable_parts(&self) -> Vec<&'static str> {
+        if self.kernel_cmd.is_none() && !self.foreign_store() {
+            return REFERENCE_PARTS.to_vec();
+        }
+        PARTS
+            .iter()
+            .copied()
+            .filter(|p| {
+                (self.kernel_cmd.is_some() && KERNEL_PARTS.contains(p))
+                    || (self.foreign_store() && STORE_PARTS.contains(p))
+            })
+            .collect()
+    }
+
+    /// The parts to run: applicable ones filtered by `only` and `skip`. `Err` names a
+    /// part that does not exist or cannot exercise the configured subject.
+    pub fn selected_parts(&self) -> Result<Vec<&'static str>, String> {
+        let applicable = self.applicable_parts();
+        for p in self.only.iter().chain(&self.skip) {
+            if !PARTS.contains(&p.as_str()) {
+                return Err(format!("unknown part `{p}` (parts: {})", PARTS.join(", ")));
+            }
+        }
+        for p in &self.only {
+            if !applicable.contains(&p.as_str()) {
+                return Err(format!(
+                    "the {p} part cannot exercise the subject of this run (parts that can: {}); the reference's own parts run without --kernel-cmd and a cmd: store",
+                    applicable.join(", ")
+                ));
+            }
+        }
+        let selected: Vec<&'static str> = applicable
+            .into_iter()
+            .filter(|p| self.only.is_empty() || self.only.iter().any(|o| o == p))
+            .filter(|p| !self.skip.iter().any(|s| s == p))
+            .collect();
+        if selected.is_empty() {
+            return Err("no part left to run after --only/--skip".into());
+        }
+        Ok(selected)
+    }
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a check produced besides the report: lines for the console.
+#[derive(Debug, Default)]
+pub struct CheckNotes {
+    /// Things the user should know (a part unavailable here, completeness not claimed).
+    pub lines: Vec<String>,
+}
+
+fn start_kernel(cmd: &str, limits: AdapterLimits) -> Result<KernelProcess, String> {
+    let mut config = KernelProcessConfig::new(cmd);
+    config.call_timeout_ms = limits.timeout_ms;
+    config.hello_timeout_ms = limits.hello_timeout_ms;
+    KernelProcess::start(config).map_err(|f| f.message)
+}
+
+/// Runs the check. `Err` is a usage problem found before anything ran.
+pub fn run(
+    config: &CheckConfig,
+    progress: &dyn PartProgress,
+) -> Result<(Report, CheckNotes), String> {
+    let parts = config.selected_parts()?;
+    let reference_mode = config.kernel_cmd.is_none() && !config.foreign_store();
+    let mut notes = CheckNotes::default();
+    let mut results: Vec<CaseResult> = Vec::new();
+    let mut subjects: Vec<Subject> = Vec::new();
+    let mut expectations = Expectations::default();
+    let mut kernel_hello: Option<Value> = None;
+    let mut store_hello: Option<Value> = None;
+    let mut vector_set_digest = None;
+    let mut tests_credited = false;
+    let kernel_subject = if reference_mode { REFERENCE } else { KERNEL };
+    let store_subject = if reference_mode { REFERENCE } else { STORE };
+
+    for part in &parts {
+        let bar = progress.start(part);
+        let mut produced: Vec<CaseResult> = match *part {
+            "gates" => crate::gates::run(),
+            "fold" => crate::fold::run(config.seed, config.fold_logs, &bar),
+            "vectors" => {
+                let vectors = crate::vectors::load(None)?;
+                vector_set_digest = Some(loom_vectors::set::set_digest(&vectors));
+                let (claims, r) = crate::vectors::run_with(
+                    config.kernel_cmd.as_deref(),
+                    config.limits,
+                    &vectors,
+                    config.show_progress,
+                )?;
+                if config.kernel_cmd.is_some() {
+                    kernel_hello = Some(claims.hello.clone());
+                }
+                r
+            }
+            "replay" => match &config.kernel_cmd {
+                None => loom_vectors::golden::corpus_results(),
+                Some(cmd) => match start_kernel(cmd, config.limits) {
+                    Ok(mut k) => {
+                        let mut r = loom_vectors::golden::corpus_kernel_results(&mut k);
+                        finish_kernel(&mut k, loom_vectors::golden::AREA, &mut r);
+                        r
+                    }
+                    Err(e) => vec![handshake_error("golden", &e)],
+                },
+            },
+            "fuzz" => match &config.kernel_cmd {
+                None => Vec::new(),
+                Some(cmd) => match start_kernel(cmd, config.limits) {
+                    Ok(mut k) => {
+                        let fuzz = loom_vectors::fuzz::FuzzConfig {
+                            seed: config.seed,
+                            cases: Some(config.fuzz_cases),
+                            time_ms: None,
+                            ..loom_vectors::fuzz::FuzzConfig::default()
+                        };
+                        let report = loom_vectors::fuzz::run_campaign(&mut k, &fuzz, &mut |_| {});
+                        let mut r = report.results(&fuzz);
+                        finish_kernel(&mut k, loom_vectors::fuzz::AREA, &mut r);
+                        r
+                    }
+                    Err(e) => vec![handshake_error("fuzz", &e)],
+                },
+            },
+            "kits" => {
+                let mut options = crate::kits::KitOptions::new(&config.store);
+                options.limits = config.limits;
+                options.show_progress = config.show_progress;
+                let (r, hello) = crate::kits::run(&options)?;
+                store_hello = hello;
+                r
+            }
+            "sim" => loom_sim::sim_results(config.sim_seeds, false),
+            "tests" => {
+                let (path, explicit) = match &config.test_results {
+                    Some(p) => (p.clone(), true),
+                    None => (config.default_test_results.clone(), false),
+                };
+                match crate::tests_part::run(&path) {
+                    Ok(r) => {
+                        tests_credited = r.iter().all(|x| x.case_id != "test-run");
+                        r
+                    }
+                    Err(e) if explicit => vec![CaseResult::error(
+                        crate::tests_part::AREA,
+                        "junit",
+                        "test-run",
+                        Vec::<String>::new(),
+                        format!("cannot read the test results: {e}"),
+                    )],
+                    Err(_) => {
+                        notes.lines.push(format!(
+                            "tests: no test run at {}: the unit tests credit nothing and completeness is not claimed (run ./scripts/test in the source tree, or pass --test-results FILE)",
+                            path.display()
+                        ));
+                        vec![CaseResult::skip_untestable(
+                            crate::tests_part::AREA,
+                            "junit",
+                            "test-run",
+                            Vec::<String>::new(),
+                            format!("no test results at {}", path.display()),
+                        )]
+                    }
+                }
+            }
+            // The spec part reads the other parts' results; it runs last, below.
+            _ => Vec::new(),
+        };
+        bar.finish_and_clear();
+        let subject = match *part {
+            "kits" => store_subject,
+            _ => kernel_subject,
+        };
+        for r in &mut produced {
+            if r.subject.is_none() {
+                r.subject = Some(subject.to_string());
+            }
+        }
+        if !["tests", "spec"].contains(part) {
+            expectations = expectations.part(area_of(part), subject);
+        }
+        results.append(&mut produced);
+    }
+
+    crate::expected::apply(&mut results);
+    let rules = crate::rules::rule_infos();
+    let exempted = crate::spec_part::exemptions()?;
+    let complete = reference_mode
+        && REFERENCE_PARTS
+            .iter()
+            .filter(|p| **p != "spec")
+            .all(|p| parts.contains(p))
+        && tests_credited;
+    if parts.contains(&"spec") {
+        results.extend(crate::spec_part::run(&results, &rules, &exempted, complete));
+        if complete {
+            expectations = expectations.part("spec", REFERENCE);
+        }
+    }
+    if let Some(b) = &config.baseline {
+        b.apply(&mut results);
+    }
+
+    if reference_mode {
+        subjects.push(subjects::reference(&config.store));
+        if results
+            .iter()
+            .any(|r| r.subject.as_deref() == Some(loom_report::HARNESS_SUBJECT_ID))
+        {
+            subjects.push(subjects::harness());
+        }
+        if complete {
+            expectations = expectations.complete(REFERENCE);
+            for (rule, reason) in &exempted {
+                expectations = expectations.exempt(rule, reason);
+            }
+        } else {
+            notes.lines.push(
+                "partial run: completeness of the reference is not claimed (it needs every part and a test run of this source tree)".into(),
+            );
+        }
+    } else {
+        if let Some(cmd) = &config.kernel_cmd {
+            subjects.push(subjects::foreign_kernel(cmd, kernel_hello.as_ref()));
+        }
+        if config.foreign_store() && parts.contains(&"kits") {
+            subjects.push(subjects::store(&config.store, store_hello.as_ref()));
+        }
+    }
+
+    let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
+    env.seed = Some(config.seed);
+    env.vector_set_digest = vector_set_digest;
+    env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    env.implementation_hello = kernel_hello.or(store_hello);
+    env.extra.insert("parts".into(), serde_json::json!(parts));
+    env.extra
+        .insert("store".into(), Value::String(config.store.clone()));
+    env.extra.insert(
+        "sourceTreeDigest".into(),
+        Value::String(crate::SOURCE_TREE_DIGEST.into()),
+    );
+    env.extra.insert(
+        "eventSchemaVersion".into(),
+        Value::String(loom_kernel::EVENT_SCHEMA_VERSION.into()),
+    );
+    let report = Report::new(env, rules, results)
+        .with_subjects(subjects)
+        .with_expectations(expectations);
+    Ok((report, notes))
+}
+
+/// Ends a kernel adapter: blames for stray lines go to their cases, problems at
+/// shutdown (ignored end of input, processes left behind) become `error` results.
+fn finish_kernel(k: &mut dyn KernelClient, area: &str, results: &mut Vec<CaseResult>) {
+    let blames = k.take_blames();
+    loom_vectors::runner::apply_blames(results, blames);
+    let report = k.shutdown();
+    loom_vectors::runner::apply_blames(results, report.blames);
+    for problem in report.problems {
+        results.push(CaseResult::error(
+            area,
+            "adapter",
+            "adapter/shutdown",
+            Vec::<String>::new(),
+            problem.message,
+        ));
+    }
+}
+
+fn handshake_error(area_part: &str, message: &str) -> CaseResult {
+    CaseResult::error(
+        area_of(area_part),
+        "adapter",
+        "adapter/handshake",
+        Vec::<String>::new(),
+        format!("the kernel adapter did not start: {message}"),
+    )
+}
+
+/// The in-process reference kernel as a client (for library users comparing against it).
+pub fn reference_kernel() -> Box<dyn KernelClient> {
+    Box::new(InProcessKernel::default())
+}
