@@ -98,25 +98,26 @@ pub fn subject_of_suite(suite: &str) -> &'static str {
 pub fn run(junit: &Path) -> Result<Vec<CaseResult>, String> {
     let bytes = std::fs::read(junit).map_err(|e| format!("{}: {e}", junit.display()))?;
     let record_file = record_path(junit);
-    let record: TestRunRecord =
-        match std::fs::read_to_string(&record_file) {
-            Ok(text) => match serde_json::from_str(&text) {
-                Ok(r) => r,
-                Err(e) => {
-                    return Ok(stale(
-                        junit,
-                        format!("its record {} is not valid: {e}", record_file.display()),
-                    ))
-                }
-            },
-            Err(_) => return Ok(stale(
+    let record: TestRunRecord = match std::fs::read_to_string(&record_file) {
+        Ok(text) => match serde_json::from_str(&text) {
+            Ok(r) => r,
+            Err(e) => {
+                return Ok(stale(
+                    junit,
+                    format!("its record {} is not valid: {e}", record_file.display()),
+                ))
+            }
+        },
+        Err(_) => {
+            return Ok(stale(
                 junit,
                 format!(
                     "has no record ({} is missing), so nothing says which source tree it tested",
                     record_file.display()
                 ),
-            )),
-        };
+            ))
+        }
+    };
     if record.junit_sha256 != sha256_hex(&bytes) {
         return Ok(stale(
             junit,

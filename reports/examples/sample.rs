@@ -11,7 +11,7 @@ fn main() -> std::io::Result<()> {
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(42);
     env.implementation_hello = Some(json!({"name": "reference", "protocol": 1}));
-    let mut fold9 = RuleInfo::new(
+    let fold9 = RuleInfo::new(
         "FOLD-09",
         "MUST",
         "FOLD",

@@ -106,7 +106,8 @@ pub fn run(args: &ConformArgs) -> u8 {
         }),
     );
     let rules = loom_harness::rules::rule_infos();
-    let report = Report::new(env, rules, vec![result.clone()]);
+    let subject = loom_harness::subjects::store(&args.store, None);
+    let report = Report::new(env, rules, vec![result.clone()]).with_subjects(vec![subject]);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {

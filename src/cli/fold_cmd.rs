@@ -255,6 +255,14 @@ pub fn verify_log(args: VerifyLogArgs) -> u8 {
         let writer = version(&args.writer)?;
         let mut progress = Progress::new(true, args.progress);
         let events = load(&args.file, &mut progress)?;
+        if events.is_empty() {
+            // Verifying nothing proves nothing: an empty log never passes.
+            println!(
+                "FAIL  {} holds no envelope, so nothing was verified\n      hint: point verify-log at a log with at least one event (one JSON envelope per line, or a JSON array)",
+                args.file
+            );
+            return Ok(false);
+        }
         let mut ok = true;
         match check_sequences(&events) {
             Ok(()) => println!(

@@ -4,7 +4,7 @@
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use loom_report::{CaseResult, Environment, Report, RuleInfo};
+use loom_report::{CaseResult, Environment, Report};
 use loom_sim::{run_seed, write_artifacts, SimConfig};
 use std::path::PathBuf;
 
@@ -108,14 +108,7 @@ pub fn run(args: SimArgs) -> u8 {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let catalogue = loom_spec::Catalogue::load();
-    let rules: Vec<RuleInfo> = catalogue
-        .rules()
-        .iter()
-        .map(|r| {
-            RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary).with_section(&r.section)
-        })
-        .collect();
+    let rules = loom_harness::rules::rule_infos();
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.from);
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
@@ -123,7 +116,11 @@ pub fn run(args: SimArgs) -> u8 {
     super::set_reproduce(&mut results, |r| {
         super::reproduce_sim(&r.case_id, args.stormy)
     });
-    let report = Report::new(env, rules, results);
+    let report = Report::new(env, rules, results)
+        .with_subjects(vec![loom_harness::subjects::reference("memory")])
+        .with_expectations(
+            loom_report::Expectations::default().part("sim", loom_harness::subjects::REFERENCE),
+        );
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {

@@ -5,7 +5,7 @@
 
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::Args;
-use loom_report::{Environment, Report, RuleInfo};
+use loom_report::{Environment, Report};
 use loom_vectors::fuzz::{run_campaign, write_findings, Check, FuzzConfig};
 use loom_vectors::runner::{InProcessKernel, KernelClient};
 use loom_vectors::{KernelProcess, KernelProcessConfig};
@@ -42,14 +42,6 @@ pub struct FuzzArgs {
     /// No progress line.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-fn rules() -> Vec<RuleInfo> {
-    loom_spec::Catalogue::load()
-        .rules()
-        .iter()
-        .map(|r| RuleInfo::new(&r.id, r.level.as_str(), &r.group, &r.summary))
-        .collect()
 }
 
 /// Runs `loom vectors fuzz`.
@@ -144,7 +136,21 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         }),
     );
     let results = report.results(&config);
-    let report_doc = Report::new(env, rules(), results);
+    let subject = match &args.kernel_cmd {
+        Some(cmd) => loom_harness::subjects::foreign_kernel(cmd, None),
+        None => loom_report::Subject::new(
+            loom_harness::subjects::KERNEL,
+            loom_report::SubjectKind::Kernel,
+            "loom reference kernel",
+        )
+        .with_endpoint("in-process"),
+    };
+    let report_doc = Report::new(env, loom_harness::rules::rule_infos(), results)
+        .with_subjects(vec![subject])
+        .with_expectations(
+            loom_report::Expectations::default()
+                .part(loom_vectors::fuzz::AREA, loom_harness::subjects::KERNEL),
+        );
     let paths = match loom_report::render_all(&report_doc, &out) {
         Ok(p) => p,
         Err(e) => {

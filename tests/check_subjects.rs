@@ -1,0 +1,171 @@
+//! `loom check` reports say what was tested: a foreign kernel's report holds only its
+//! own results and figure, a stale JUnit credits nothing, and an empty or partial run
+//! cannot pass (docs/coverage.md).
+
+use loom_report::{Report, SubjectKind};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn loom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loom"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("loom runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loom-subjects-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn report(dir: &Path) -> Report {
+    Report::load(dir.join("report.json")).expect("report.json")
+}
+
+fn python() -> Option<&'static str> {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some("python3")
+}
+
+#[test]
+fn a_foreign_kernels_report_holds_only_its_results_and_its_own_figure() {
+    let Some(py) = python() else {
+        assert!(
+            std::env::var_os("LOOM_REQUIRE_TOOLS").is_none(),
+            "python3 is required"
+        );
+        eprintln!("skip: python3 not found");
+        return;
+    };
+    let out = scratch("foreign");
+    let cmd = format!("{py} vectors/examples/minimal_kernel.py");
+    let o = loom(&[
+        "check",
+        "--quiet",
+        "--kernel-cmd",
+        &cmd,
+        "--fuzz-cases",
+        "8",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let r = report(&out);
+    assert_eq!(r.subjects.len(), 1, "{:?}", r.subjects);
+    assert_eq!(r.subjects[0].kind, SubjectKind::Kernel);
+    assert_eq!(r.subjects[0].endpoint.as_deref(), Some(cmd.as_str()));
+    for result in &r.results {
+        assert_eq!(result.subject.as_deref(), Some("kernel"), "{result:?}");
+        assert!(
+            ["vectors", "golden", "fuzz"].contains(&result.area.as_str()),
+            "the reference's own {} part ran in a foreign kernel's report",
+            result.area
+        );
+    }
+    // The figure is over kernel rules only.
+    let kernel_rules = r
+        .rules
+        .iter()
+        .filter(|x| x.applies(SubjectKind::Kernel))
+        .count() as u64;
+    assert_eq!(r.summary.rules_total, kernel_rules);
+    assert!(kernel_rules < 224);
+    assert!(
+        text(&o).contains("rules that apply to a kernel have passing results against it"),
+        "{}",
+        text(&o)
+    );
+    // Whatever the verdict, the exit status agrees with it.
+    assert_eq!(o.status.code(), Some(if r.summary.ok { 0 } else { 1 }));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_reference_check_with_a_hand_written_junit_credits_nothing_and_fails() {
+    let out = scratch("stale");
+    let junit = out.join("junit.xml");
+    std::fs::write(
+        &junit,
+        r#"<testsuites><testsuite name="loom-kernel::fold"><testcase name="fold_13_never_existed"/></testsuite></testsuites>"#,
+    )
+    .unwrap();
+    let o = loom(&[
+        "check",
+        "--quiet",
+        "--only",
+        "gates",
+        "--only",
+        "tests",
+        "--test-results",
+        junit.to_str().unwrap(),
+        "--out",
+        out.join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let r = report(&out.join("r"));
+    assert!(!r.summary.ok);
+    assert!(r
+        .results
+        .iter()
+        .all(|x| !(x.status == loom_report::Status::Pass
+            && x.rules.iter().any(|id| id == "FOLD-13"))));
+    assert!(text(&o).contains("credits nothing"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn an_empty_or_partial_run_cannot_pass() {
+    let out = scratch("partial");
+    // The spec part alone has nothing to trace: only skips, so the verdict fails.
+    let o = loom(&[
+        "check",
+        "--quiet",
+        "--only",
+        "spec",
+        "--out",
+        out.join("a").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("no result passed against reference"),
+        "{}",
+        text(&o)
+    );
+
+    // A filter that matches no vector is refused, not passed.
+    let o = loom(&[
+        "vectors",
+        "run",
+        "--quiet",
+        "--filter",
+        "zzz-no-such-vector",
+        "--out",
+        out.join("b").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    // An empty log verifies nothing.
+    let empty = out.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let o = loom(&["verify-log", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("nothing was verified"));
+
+    // A part that cannot exercise a foreign kernel is a usage error, not silently dropped.
+    let o = loom(&["check", "--kernel-cmd", "true", "--only", "gates"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&out);
+}
