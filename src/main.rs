@@ -108,4 +108,81 @@ mod tests {
         // clap checks flag clashes only when a subcommand is parsed; check them all now.
         Cli::command().debug_assert();
     }
+
+    /// Every command a person runs, with the words that name it (`["vectors", "run"]`).
+    fn leaves(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, clap::Command)>) {
+        let subs: Vec<&clap::Command> = cmd
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+            .collect();
+        if subs.is_empty() {
+            out.push((path.clone(), cmd.clone()));
+        }
+        for sub in subs {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            leaves(sub, p, out);
+        }
+    }
+
+    fn all_leaves() -> Vec<(Vec<String>, clap::Command)> {
+        let mut out = Vec::new();
+        leaves(&Cli::command(), Vec::new(), &mut out);
+        assert!(out.len() >= 15, "found {} commands", out.len());
+        out
+    }
+
+    #[test]
+    fn every_command_help_has_examples_and_the_one_exit_status_scheme() {
+        for (path, cmd) in all_leaves() {
+            let name = path.join(" ");
+            let help = cmd
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let examples = help.split("Examples:\n").nth(1).unwrap_or_default();
+            assert!(
+                examples.starts_with("  ") && examples.lines().any(|l| l.contains("loom ")),
+                "`loom {name} --help` has no examples:\n{help}"
+            );
+            let status = help
+                .split("Exit status: ")
+                .nth(1)
+                .unwrap_or_else(|| panic!("`loom {name} --help` states no exit status:\n{help}"));
+            // 0: it did what was asked and found nothing wrong; 2: the run could not do
+            // what was asked (usage, input it cannot read); 1, where a command has it:
+            // it found a failure. The wording may add detail, not change the meaning.
+            assert!(status.starts_with("0 "), "`loom {name}`: {status}");
+            assert!(
+                status.contains(", 2 usage error"),
+                "`loom {name}`: 2 is a usage error or unreadable input: {status}"
+            );
+            assert!(
+                !status.contains("Exit codes"),
+                "`loom {name}`: one wording: {status}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_default_run_folder_is_named_by_its_command() {
+        let mut with_out = 0;
+        for (path, cmd) in all_leaves() {
+            let Some(out) = cmd.get_arguments().find(|a| a.get_id() == "out") else {
+                continue;
+            };
+            let help = out.get_help().map(|h| h.to_string()).unwrap_or_default();
+            if out.is_required_set() {
+                continue;
+            }
+            with_out += 1;
+            let folder = format!("./loom-reports/{}-<UTC time>/", path.join("-"));
+            assert!(
+                help.contains(&folder),
+                "`loom {}` --out: the default folder is {folder}: {help}",
+                path.join(" ")
+            );
+        }
+        assert!(with_out >= 5, "{with_out} commands write run folders");
+    }
 }

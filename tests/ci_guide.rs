@@ -214,6 +214,7 @@ fn run_workflow(file: &str, wf: &Value) {
                     continue;
                 };
                 if script.contains("cargo install") {
+                    assert_installs_this_package(script);
                     continue;
                 }
                 let script = expand(script, &combo);
@@ -273,4 +274,85 @@ fn conf_03_the_kernel_implementer_workflow_runs() {
 #[test]
 fn the_sharded_sweep_workflow_runs_and_merges() {
     run_workflow("loom-sweep.yml", &workflow("loom-sweep.yml"));
+}
+
+/// A `cargo install` step of the guide installs this repository's `loom` package, with
+/// the lock file this repository commits, at the version the manifest declares.
+fn assert_installs_this_package(script: &str) {
+    let manifest: toml::Value =
+        toml::from_str(&std::fs::read_to_string(root().join("Cargo.toml")).unwrap()).unwrap();
+    let package = manifest["package"]["name"].as_str().unwrap();
+    let version = manifest["workspace"]["package"]["version"]
+        .as_str()
+        .unwrap();
+    let words: Vec<&str> = script.split_whitespace().collect();
+    assert!(
+        words.contains(&"--locked") && root().join("Cargo.lock").is_file(),
+        "`{script}`: --locked needs the committed Cargo.lock"
+    );
+    assert_eq!(
+        words.last(),
+        Some(&package),
+        "`{script}` installs {package}"
+    );
+    let tag = words
+        .iter()
+        .position(|w| *w == "--tag")
+        .map(|i| words[i + 1]);
+    assert_eq!(
+        tag,
+        Some(format!("v{version}").as_str()),
+        "`{script}`: the tag of this version"
+    );
+}
+
+/// The repository's own workflows (ClusterFuzzLite on pull requests and nightly) parse,
+/// have the shape Actions reads, and point at what exists: the paths a pull request
+/// filter names, the build image and script, and fuzz targets to build.
+#[test]
+fn the_repositorys_own_workflows_parse_and_name_what_exists() {
+    let dir = root().join(".github/workflows");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["cflite_batch.yml", "cflite_pr.yml"]);
+    for file in &files {
+        let wf: Value = serde_yaml::from_str(&std::fs::read_to_string(file).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert!(wf["name"].is_string() && !wf["on"].is_null(), "{file:?}");
+        for path in wf["on"]["pull_request"]["paths"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let dir = path.as_str().unwrap().trim_end_matches("/**");
+            assert!(root().join(dir).exists(), "{file:?}: path filter {dir}");
+        }
+        for (name, job) in wf["jobs"].as_object().unwrap() {
+            let steps = job["steps"].as_array().unwrap();
+            assert!(!steps.is_empty(), "{file:?}/{name}");
+            for step in steps {
+                let uses = step["uses"].as_str().unwrap_or_default();
+                assert!(
+                    uses.starts_with("google/clusterfuzzlite/actions/"),
+                    "{file:?}/{name}: {uses}"
+                );
+                assert_eq!(step["with"]["language"].as_str().unwrap_or("rust"), "rust");
+            }
+        }
+    }
+    for f in ["Dockerfile", "build.sh", "project.yaml"] {
+        assert!(root().join(".clusterfuzzlite").join(f).is_file(), "{f}");
+    }
+    let fuzz: toml::Value =
+        toml::from_str(&std::fs::read_to_string(root().join("fuzz/Cargo.toml")).unwrap()).unwrap();
+    let targets = fuzz["bin"].as_array().map(Vec::len).unwrap_or(0);
+    assert!(targets >= 4, "fuzz/ declares {targets} targets");
 }

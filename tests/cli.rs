@@ -144,7 +144,7 @@ fn fold_and_verify_log_name_the_event_and_field_on_bad_input() {
     )
     .unwrap();
     let o = loom(&["fold", bad.to_str().unwrap()]);
-    assert_eq!(code(&o), 1);
+    assert_eq!(code(&o), 2, "an undecodable log is unreadable input");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("event 1") && err.contains("sequence") && err.contains("hint"),

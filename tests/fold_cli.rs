@@ -60,7 +60,11 @@ fn abi_10_fold_names_the_files_own_line_and_column() {
     let cut = &log[1][..54];
     let path = file("truncated.jsonl", &format!("\n{}\n{cut}\n", log[0]));
     let o = fold_path(&path);
-    assert_eq!(code(&o), 1);
+    assert_eq!(
+        code(&o),
+        2,
+        "a log that does not decode is unreadable input"
+    );
     let err = stderr(&o);
     assert!(
         err.contains("event 1 (line 3, column 54)"),
@@ -121,7 +125,7 @@ fn abi_10_fold_refuses_pretty_printed_envelopes_outside_an_array_with_a_hint() {
         })
         .collect();
     let o = fold_path(&file("pretty-objects.json", &objects.join("\n")));
-    assert_eq!(code(&o), 1);
+    assert_eq!(code(&o), 2);
     let err = stderr(&o);
     assert!(
         err.contains("line 1 holds only the start of a JSON object")

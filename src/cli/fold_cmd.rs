@@ -24,7 +24,9 @@ reported with its index, its line in the file, the field and a hint. A log whose
 Examples:\n  loom fold events.json\n  loom fold --as 1.20.0 --pretty events.jsonl\n  cat events.jsonl | loom fold -\n\n\
 One envelope per line looks like:\n  \
 {\"id\":\"e0\",\"workflowId\":\"f\",\"executionId\":\"x\",\"eventType\":\"EXECUTION_STARTED\",\"sequence\":0,\"timestamp\":1000,\"payload\":{\"input\":1}}\n\n\
-Exit codes: 0 folded (warnings included), 1 an envelope does not decode, 2 usage error or unreadable file."
+Exit status: 0 folded (warnings included), 2 usage error or unreadable input (a missing file, an \
+envelope that does not decode). `loom fold` checks nothing, so it never exits 1; `loom verify-log` \
+judges a log."
 )]
 pub struct FoldArgs {
     /// The event log (JSON array or JSON lines); "-" reads standard input.
@@ -80,7 +82,14 @@ impl Progress {
     }
 }
 
-fn load(file: &str, progress: &mut Progress) -> Result<Vec<EventEnvelope>, (u8, String)> {
+/// Reads and decodes the log. `undecodable` is the exit status for a log that does not
+/// decode: for `fold` the log is input it cannot read (2), for `verify-log` decoding is
+/// the first of the checks it runs on the log (1).
+fn load(
+    file: &str,
+    progress: &mut Progress,
+    undecodable: u8,
+) -> Result<Vec<EventEnvelope>, (u8, String)> {
     let text = read_input(file).map_err(|e| (EXIT_USAGE, e))?;
     // Progress needs the length first; a log of this many bytes is long.
     progress.on = progress.forced || (progress.on && text.len() >= PROGRESS_EVENTS_MIN * 64);
@@ -92,7 +101,7 @@ fn load(file: &str, progress: &mut Progress) -> Result<Vec<EventEnvelope>, (u8, 
         }
         Ok(())
     })
-    .map_err(|e| (EXIT_FAILED, format!("{file}: {e}\n  hint: {}", e.hint())))?;
+    .map_err(|e| (undecodable, format!("{file}: {e}\n  hint: {}", e.hint())))?;
     drop(text);
     progress.on = progress.forced || (progress.on && events.len() >= PROGRESS_EVENTS_MIN);
     progress.say(&format!("decoded {} envelopes", events.len()));
@@ -181,7 +190,7 @@ pub fn log_warnings(events: &[EventEnvelope]) -> Vec<String> {
 pub fn fold(args: FoldArgs) -> u8 {
     let run = || -> Result<(), (u8, String)> {
         let v = version(&args.as_version)?;
-        let events = load(&args.file, &mut Progress::new(false, false))?;
+        let events = load(&args.file, &mut Progress::new(false, false), EXIT_USAGE)?;
         for w in log_warnings(&events) {
             eprintln!("warning: {w}");
         }
@@ -229,8 +238,9 @@ so the first failing k is the one --exhaustive reports. --exhaustive restores ev
 (quadratic); --sample N restores N evenly spaced k literally. Logs of 100,000 envelopes or more \
 print progress on standard error (--progress: any log).\n\n\
 Examples:\n  loom verify-log events.jsonl\n  loom verify-log --writer 1.23.0 events.json\n  loom verify-log --exhaustive small.jsonl\n  loom verify-log --sample 1000 huge.jsonl\n\n\
-Exit codes: 0 every check passed, 1 a check failed (or an envelope does not decode), 2 usage \
-error or unreadable file."
+Exit status: 0 every check passed, 1 a check failed (an envelope that does not decode is the \
+first failed check: the log is what verify-log judges), 2 usage error or a file that cannot be \
+read."
 )]
 pub struct VerifyLogArgs {
     /// The event log (JSON array or JSON lines); "-" reads standard input.
@@ -254,7 +264,7 @@ pub fn verify_log(args: VerifyLogArgs) -> u8 {
     let run = || -> Result<bool, (u8, String)> {
         let writer = version(&args.writer)?;
         let mut progress = Progress::new(true, args.progress);
-        let events = load(&args.file, &mut progress)?;
+        let events = load(&args.file, &mut progress, EXIT_FAILED)?;
         if events.is_empty() {
             // Verifying nothing proves nothing: an empty log never passes.
             println!(

@@ -57,7 +57,9 @@ pub const EXIT_USAGE: u8 = 2;
 pub const REPORTS_DIR: &str = "loom-reports";
 
 /// The name of a run folder: `<command>-<YYYYMMDD>T<HHMMSS>Z` (UTC), the one scheme
-/// every command uses.
+/// every command uses, where `<command>` is the words of the subcommand joined by `-`
+/// (`check`, `conform`, `sim`, `vectors-run`, `vectors-fuzz`); each `--out` help names
+/// its default folder, and a test checks the help against this scheme.
 pub fn run_folder_name(command: &str, epoch_secs: u64) -> String {
     let days = (epoch_secs / 86_400) as i64;
     let rem = epoch_secs % 86_400;

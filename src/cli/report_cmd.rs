@@ -52,34 +52,36 @@ Exit status: 0 written, 2 usage error, an unreadable or edited report, or a file
 /// Runs a report subcommand.
 pub fn run(cmd: ReportCommand) -> u8 {
     match cmd {
-        ReportCommand::Merge { inputs, out } => match super::prepare_out(Some(&out), "report")
-            .map_err(|e| e.to_string())
-            .and_then(|_| merge_files(&inputs).map_err(|e| e.to_string()))
-        {
-            Ok(report) => match loom_report::render_all(&report, &out) {
-                Ok(paths) => {
-                    println!(
-                        "merged {} reports ({} results)",
-                        inputs.len(),
-                        report.results.len()
-                    );
-                    super::print_report_paths(&paths, &report.digest);
-                    if report.summary.ok {
-                        EXIT_OK
-                    } else {
-                        EXIT_FAILED
+        ReportCommand::Merge { inputs, out } => {
+            match super::prepare_out(Some(&out), "report-merge")
+                .map_err(|e| e.to_string())
+                .and_then(|_| merge_files(&inputs).map_err(|e| e.to_string()))
+            {
+                Ok(report) => match loom_report::render_all(&report, &out) {
+                    Ok(paths) => {
+                        println!(
+                            "merged {} reports ({} results)",
+                            inputs.len(),
+                            report.results.len()
+                        );
+                        super::print_report_paths(&paths, &report.digest);
+                        if report.summary.ok {
+                            EXIT_OK
+                        } else {
+                            EXIT_FAILED
+                        }
                     }
-                }
+                    Err(e) => {
+                        eprintln!("error: writing {}: {e}", out.display());
+                        EXIT_USAGE
+                    }
+                },
                 Err(e) => {
-                    eprintln!("error: writing {}: {e}", out.display());
+                    eprintln!("error: {e}");
                     EXIT_USAGE
                 }
-            },
-            Err(e) => {
-                eprintln!("error: {e}");
-                EXIT_USAGE
             }
-        },
+        }
         ReportCommand::Render {
             input,
             html,

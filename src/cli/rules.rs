@@ -11,7 +11,7 @@ use loom_spec::Catalogue;
 #[command(
     after_help = "Examples:\n  loom rules                 every rule, one per line\n  loom rules FOLD-09         one rule: level, spec section, summary, planned evidence\n  \
 loom rules GAP-12          an open question and the reference resolution\n  loom rules --group SPI\n  loom rules --markdown > docs/rules.md\n\n\
-Exit status: 0 printed, 2 no such rule or group."
+Exit status: 0 printed, 2 usage error (no such rule or group)."
 )]
 pub struct RulesArgs {
     /// A rule or gap id (case does not matter), e.g. FOLD-09 or GAP-12.

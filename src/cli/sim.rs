@@ -100,7 +100,7 @@ pub fn run(args: SimArgs) -> u8 {
         let outcome = run_seed(seed, &config);
         if !outcome.violations.is_empty() {
             let files = write_artifacts(&out, &outcome)
-                .map(|p| p.display().to_string())
+                .map(|p| super::shown(&p))
                 .unwrap_or_else(|e| format!("(files not written: {e})"));
             failing.push((seed, outcome.violations.clone(), files));
         }

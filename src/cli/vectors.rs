@@ -41,7 +41,7 @@ pub enum VectorsCommand {
         after_help = "Writes DIR/cases/<kind>/<id>.json, DIR/VERSION.json (count and set digest) and \
 DIR/schema/vector.schema.json: the set `loom vectors run` runs, for a kernel's own test suite.\n\n\
 Examples:\n  loom vectors export vendor/loom-vectors\n  loom vectors run --vectors vendor/loom-vectors --kernel-cmd 'node kernel.mjs'\n\n\
-Exit status: 0 written, 2 the directory already holds a set (use --force) or cannot be written."
+Exit status: 0 written, 2 usage error (the directory already holds a set: use --force) or a directory that cannot be written."
     )]
     Export {
         /// The directory to write into (created if missing).
@@ -55,7 +55,7 @@ Exit status: 0 written, 2 the directory already holds a set (use --force) or can
         after_help = "Run it in the repository's root (or pass --root): it rewrites the committed vectors \
 there. Review the diff, then rebuild: the binary carries the set it was built with.\n\n\
 Examples:\n  loom vectors regen --check\n  cargo run -- vectors regen\n\n\
-Exit status: 0 up to date (or rewritten), 1 --check found a difference or the generator failed, 2 no checkout at --root."
+Exit status: 0 up to date (or rewritten), 1 --check found a difference or the generator failed, 2 usage error (no checkout at --root)."
     )]
     Regen {
         /// Only report what would change; exit 1 if anything would.
@@ -83,7 +83,7 @@ pub struct RunArgs {
     /// `loom vectors fuzz` wrote); repeatable. Their ids must not clash with the set's.
     #[arg(long, value_name = "DIR")]
     pub extra: Vec<PathBuf>,
-    /// Directory for the report files (default: ./loom-reports/vectors-<UTC time>/).
+    /// Directory for the report files (default: ./loom-reports/vectors-run-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run the set under this directory (as `loom vectors export` writes it) instead of
@@ -108,7 +108,8 @@ pub struct RunArgs {
     after_help = "Reads one JSON request per line on stdin and answers on stdout (docs/protocols/kernel.md), until stdin closes. \
 It is the reference your own adapter is compared with, and a way to try the protocol by hand.\n\n\
 Examples:\n  echo '{\"id\":1,\"method\":\"hello\",\"params\":{\"protocolVersion\":1}}' | loom kernel-adapter\n  \
-loom vectors run --kernel-cmd 'loom kernel-adapter'\n\nExit status: 0 stdin closed, 1 stdout could not be written, 2 usage error."
+loom vectors run --kernel-cmd 'loom kernel-adapter'\n\nExit status: 0 stdin closed, 2 usage error, or standard input or output failed (a request is \
+never a reason to exit: a malformed one gets an error answer)."
 )]
 pub struct KernelAdapterArgs {}
 
@@ -265,7 +266,7 @@ fn regen(check: bool, root: &Path) -> u8 {
             println!(
                 "{} vectors; {n} file(s) changed under {}\nset digest {}",
                 v.count,
-                dir.display(),
+                super::shown(&dir),
                 v.digest
             );
             EXIT_OK
@@ -278,7 +279,7 @@ fn regen(check: bool, root: &Path) -> u8 {
 }
 
 fn run_vectors(args: RunArgs) -> u8 {
-    let out = match super::prepare_out(args.out.as_deref(), "vectors") {
+    let out = match super::prepare_out(args.out.as_deref(), "vectors-run") {
         Ok(dir) => dir,
         Err(e) => {
             eprintln!("error: {e}");
@@ -453,8 +454,9 @@ pub fn kernel_adapter(_args: KernelAdapterArgs) -> u8 {
     match loom_vectors::serve_reference_kernel(stdin.lock(), stdout.lock()) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            eprintln!("kernel-adapter: {e}");
-            EXIT_FAILED
+            // Reading stdin or writing stdout failed: an I/O error, not a finding.
+            eprintln!("error: kernel-adapter: {e}");
+            EXIT_USAGE
         }
     }
 }

@@ -33,7 +33,7 @@ pub struct FuzzArgs {
     /// Which checks to run (comma-separated): fold, restore, digest, ingress, emit.
     #[arg(long, value_delimiter = ',')]
     pub check: Vec<String>,
-    /// Directory for the report and the found vectors (default: ./loom-reports/fuzz-<UTC time>/).
+    /// Directory for the report and the found vectors (default: ./loom-reports/vectors-fuzz-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Per-call timeout for a foreign kernel, in milliseconds.
@@ -70,7 +70,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         checks,
         ..FuzzConfig::default()
     };
-    let out = match super::prepare_out(args.out.as_deref(), "fuzz") {
+    let out = match super::prepare_out(args.out.as_deref(), "vectors-fuzz") {
         Ok(dir) => dir,
         Err(e) => {
             eprintln!("error: {e}");
@@ -194,12 +194,12 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         println!(
             "{} vector file(s) under {}; run them again with:\n  loom vectors run{} --extra {}",
             written.len(),
-            vectors_dir.display(),
+            super::shown(&vectors_dir),
             args.kernel_cmd
                 .as_ref()
                 .map(|c| format!(" --kernel-cmd '{c}'"))
                 .unwrap_or_default(),
-            vectors_dir.display()
+            super::shell_word(&super::shown(&vectors_dir))
         );
     }
     super::print_report_paths(&paths, &report_doc.digest);
