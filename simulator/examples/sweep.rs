@@ -1,4 +1,4 @@
-//! A quick sweep for development: `cargo run -p loom-sim --example sweep -- FROM COUNT [stormy]`
+//! A quick sweep for development: `cargo run -p loom-sim --example sweep -- FROM COUNT [stormy|default] [BUG]`
 //! prints each failing seed with its first violations and the totals.
 
 use loom_sim::{run_seed, SimConfig};
@@ -13,6 +13,11 @@ fn main() {
         config.zombie_per_mille_max = 1000;
         config.hostile_per_mille_max = 1000;
     }
+    if let Some(name) = args.get(4) {
+        config.bug = loom_sim::PlantedBug::ALL
+            .into_iter()
+            .find(|b| format!("{b:?}") == *name);
+    }
     let mut failing = 0;
     for seed in from..from + count {
         let out = run_seed(seed, &config);
@@ -21,6 +26,10 @@ fn main() {
             println!("seed {seed}:");
             for v in out.violations.iter().take(3) {
                 println!("  {} {:?}: {}", v.rule, v.execution_id, v.message);
+            }
+            if let Some(b) = config.bug {
+                let caught = out.violations.iter().any(|v| v.rule == b.rule());
+                println!("  planted {b:?} caught by {}: {caught}", b.rule());
             }
         }
     }

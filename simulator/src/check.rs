@@ -14,14 +14,17 @@ use loom_report::{CaseResult, Failure};
 use loom_stores::memory::{MemoryEventStore, MemoryTimerStore};
 use serde_json::{json, Value};
 
-use crate::hosts::{answer, Scenario, TOOL};
+use crate::hosts::{answer, effect_output, Scenario, TOOL};
+use crate::net::GATE_PREFIX;
 use crate::Violation;
 
 /// Every invariant the simulator checks, one report result each per seed.
-pub const RULES: [&str; 8] = [
+pub const RULES: [&str; 10] = [
     "SPI-23",
+    "PLACE-02",
     "PLACE-05",
     "REPLAY-01",
+    "REPLAY-02",
     "EMIT-01",
     "SNAP-01",
     "INGRESS-15",
@@ -142,12 +145,16 @@ pub fn final_checks(
     out
 }
 
-/// What PLACE-04 compares: status, completion output, each step's first output and
-/// each decision. Timestamps, retries and recovery facts are left out on purpose.
+/// What PLACE-04 compares: status, completion output (which carries every value the
+/// flow read), each step's first output, each decision, each gate's stored answer and
+/// the branch each `if` took (its emits). Timestamps, retries and recovery facts are
+/// left out on purpose: they are at-least-once artefacts.
 fn summary(log: &[EventEnvelope]) -> Value {
     let state = fold(log);
     let mut steps = BTreeMap::new();
     let mut decisions = BTreeMap::new();
+    let mut answers = BTreeMap::new();
+    let mut branches = std::collections::BTreeSet::new();
     let mut output = Value::Null;
     for e in log {
         let p = &e.payload;
@@ -167,6 +174,12 @@ fn summary(log: &[EventEnvelope]) -> Value {
                 }
             }
             "EXECUTION_COMPLETED" => output = p.get("output").cloned().unwrap_or(Value::Null),
+            "app.note" => {
+                branches.insert(p.to_string());
+            }
+            t if t.starts_with(GATE_PREFIX) => {
+                answers.entry(t.to_owned()).or_insert_with(|| p.clone());
+            }
             _ => {}
         }
     }
@@ -175,7 +188,70 @@ fn summary(log: &[EventEnvelope]) -> Value {
         "output": output,
         "steps": steps,
         "decisions": decisions,
+        "answers": answers,
+        "branches": branches,
     })
+}
+
+/// SPI-23 across store restarts: every event the store acknowledged is in the final
+/// log at its sequence, the same envelope.
+pub fn acknowledged_survive(
+    acked: &BTreeMap<(String, u64), Value>,
+    logs: &[(String, Vec<EventEnvelope>)],
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (exec, log) in logs {
+        let lost = acked
+            .range((exec.clone(), 0)..=(exec.clone(), u64::MAX))
+            .find(|((_, seq), envelope)| {
+                log.get(*seq as usize)
+                    .is_none_or(|e| e.sequence != *seq || &e.to_value() != *envelope)
+            });
+        if let Some(((_, seq), envelope)) = lost {
+            out.push(Violation {
+                rule: "SPI-23".into(),
+                message: format!(
+                    "the store acknowledged `{}` at sequence {seq}; the final log does not hold that envelope there (an acknowledged append was lost)",
+                    envelope["type"].as_str().or(envelope["eventType"].as_str()).unwrap_or("?")
+                ),
+                execution_id: Some(exec.clone()),
+                event_index: Some(*seq),
+            });
+        }
+    }
+    out
+}
+
+/// REPLAY-02 against the effect ledger: every recorded step output is a value the
+/// step's effect really returned (a store cannot invent or alter a completion).
+pub fn ledger_backs_every_output(
+    ledger: &[crate::net::LedgerEntry],
+    logs: &[(String, Vec<EventEnvelope>)],
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (exec, log) in logs {
+        let unbacked = log.iter().find(|e| {
+            e.event_type == "STEP_COMPLETED"
+                && !ledger.iter().any(|l| {
+                    &l.execution_id == exec
+                        && Some(l.step_id.as_str())
+                            == e.payload.get("stepId").and_then(Value::as_str)
+                        && Some(&l.output) == e.payload.get("output")
+                })
+        });
+        if let Some(e) = unbacked {
+            out.push(Violation {
+                rule: "REPLAY-02".into(),
+                message: format!(
+                    "STEP_COMPLETED records output {} that no invocation of the step returned",
+                    e.payload.get("output").cloned().unwrap_or(Value::Null)
+                ),
+                execution_id: Some(exec.clone()),
+                event_index: Some(e.sequence),
+            });
+        }
+    }
+    out
 }
 
 /// EMIT-01's containment half: every emit of the crash-free run is in the final log
@@ -198,9 +274,11 @@ struct ReferenceEffect;
 
 impl Effect for ReferenceEffect {
     fn call(&self, call: &EffectCall<'_>) -> EffectResult {
-        EffectResult::of(EffectOutcome::Value(
-            json!({ "step": call.step_id, "input": call.input }),
-        ))
+        EffectResult::of(EffectOutcome::Value(effect_output(
+            call.execution_id,
+            call.step_id,
+            call.input,
+        )))
     }
 }
 
@@ -239,7 +317,7 @@ fn reference_log(s: &Scenario) -> Option<Vec<EventEnvelope>> {
             }
             None => block_on(rt.resume(
                 &s.execution_id,
-                ResumeRequest::new(gate.clone(), answer(&gate)),
+                ResumeRequest::new(gate.clone(), answer(&s.execution_id, &gate)),
             ))
             .ok()?,
         };

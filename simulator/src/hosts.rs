@@ -13,9 +13,9 @@ use loom_kernel::spi::{Clock, EventStore, ExecutionPackage};
 use loom_kernel::{fold, EventEnvelope};
 use serde_json::{json, Value};
 
-use crate::net::{SimClock, StoreClient, World, EPOCH_MS};
+use crate::net::{LedgerEntry, SimClock, StoreClient, World, EPOCH_MS, GATE_PREFIX};
 use crate::rng::Rng;
-use crate::Violation;
+use crate::{PlantedBug, Violation};
 
 /// How often an idle worker polls the dispatcher, in simulated milliseconds.
 pub const WORKER_POLL_MS: u64 = 40;
@@ -44,18 +44,101 @@ pub struct Scenario {
     pub input: Value,
 }
 
-/// Draws a flow with steps, decisions, emits, gates and timers.
+/// FNV-1a 64 over the parts: the simulator's stable, seed-free hash for values that
+/// must be the same in every run of a scenario (effect outputs, client answers).
+pub fn fnv(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain(std::iter::once(0xff)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// How many distinct values `v` and `k` take; flows branch on `== 0`.
+pub const BRANCH_VALUES: u64 = 3;
+
+/// What the effect of `step` returns: a function of the execution, the step and the
+/// input only, so the crash-free reference run gets the same value. `v` is what flows
+/// branch on.
+pub fn effect_output(exec: &str, step: &str, input: &Value) -> Value {
+    let v = fnv(&[exec, step, &input.to_string()]) % BRANCH_VALUES;
+    json!({ "step": step, "input": input, "v": v })
+}
+
+/// The payload a well-behaved client answers gate `gate` of `exec` with. `k` is what
+/// flows branch on.
+pub fn answer(exec: &str, gate: &str) -> Value {
+    json!({ "gate": gate, "k": fnv(&[exec, gate]) % BRANCH_VALUES })
+}
+
+fn step(id: String, i: u64) -> Value {
+    json!({ "op": "run", "stepId": id, "toolId": TOOL, "input": { "i": i } })
+}
+
+fn note(i: u64, branch: &str) -> Value {
+    json!({ "op": "emit", "eventType": "app.note", "payload": { "i": i, "branch": branch } })
+}
+
+/// Draws a flow whose control flow and output depend on the values it reads: step
+/// outputs, decisions, resume answers and timer answers. Statements: steps (some
+/// followed by a branch on their output), decisions (branched on), `app.note` emits,
+/// gates whose answers are bound and branched on, 0 ms / short / long sleeps and
+/// `sleepUntil` in the past or ahead. The output collects every value read, so a
+/// wrong value served anywhere changes the result (PLACE-04).
 pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
+    let exec = format!("exec-{index}");
     let n = rng.range(2, FLOW_STATEMENTS_MAX);
     let mut body = Vec::new();
+    let mut read = serde_json::Map::new();
     for i in 0..n {
-        let stmt = match rng.range(0, 11) {
+        match rng.range(0, 11) {
             0..=3 => {
-                json!({ "op": "run", "stepId": format!("s{i}"), "toolId": TOOL, "input": { "i": i } })
+                let id = format!("s{i}");
+                body.push(step(id.clone(), i));
+                read.insert(id.clone(), json!({ "$ref": format!("steps.{id}.output") }));
+                if rng.chance(500) {
+                    // Branch on the served output: a different value takes the
+                    // other branch (a different step, a different emit).
+                    let alt = format!("s{i}b");
+                    body.push(json!({ "op": "if", "ref": format!("steps.{id}.output/v"), "equals": 0,
+                        "then": [note(i, "then")], "else": [step(alt.clone(), i), note(i, "else")] }));
+                    read.insert(
+                        alt.clone(),
+                        json!({ "$ref": format!("steps.{alt}.output") }),
+                    );
+                }
             }
-            4 => json!({ "op": "decide", "id": format!("d{i}"), "choice": rng.range(0, 100) }),
-            5 | 6 => json!({ "op": "emit", "eventType": "app.note", "payload": { "i": i } }),
-            7 | 8 => json!({ "op": "suspend", "on": format!("gate{i}") }),
+            4 => {
+                let id = format!("d{i}");
+                let choice = rng.range(0, 100);
+                body.push(json!({ "op": "decide", "id": id, "choice": choice }));
+                body.push(
+                    json!({ "op": "if", "ref": format!("decisions.{id}"), "equals": choice,
+                    "then": [note(i, "decided")], "else": [note(i, "undecided")] }),
+                );
+                read.insert(id.clone(), json!({ "$ref": format!("decisions.{id}") }));
+            }
+            5 | 6 => body.push(note(i, "plain")),
+            7 | 8 => {
+                let gate = format!("{GATE_PREFIX}{i}");
+                let bind = format!("a{i}");
+                body.push(json!({ "op": "suspend", "on": gate, "bind": bind }));
+                read.insert(bind.clone(), json!({ "$ref": format!("vars.{bind}") }));
+                if rng.chance(600) {
+                    let alt = format!("s{i}g");
+                    body.push(
+                        json!({ "op": "if", "ref": format!("vars.{bind}/k"), "equals": 0,
+                        "then": [step(alt.clone(), i)], "else": [note(i, "answered")] }),
+                    );
+                    read.insert(
+                        alt.clone(),
+                        json!({ "$ref": format!("steps.{alt}.output") }),
+                    );
+                }
+            }
             9 => {
                 // 0 ms sleeps are due the moment they are scheduled, before the park
                 // lands: the window where a racing timer fire must keep the timer.
@@ -64,32 +147,26 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
                     1 => rng.range(1, 50),
                     _ => rng.range(100, 1500),
                 };
-                json!({ "op": "sleep", "ms": ms, "on": format!("sleep{i}") })
+                body.push(json!({ "op": "sleep", "ms": ms, "on": format!("sleep{i}") }));
             }
             _ => {
                 // sleepUntil a fixed instant: in the past (due at once) or ahead. Its
-                // answer `{firedAt: at}` is the same in every run, so the flow binds it
-                // and the final output carries it (checked against the reference run).
+                // answer `{firedAt: at}` is the same in every run, so the flow binds it.
                 let at = if rng.chance(500) {
                     EPOCH_MS - rng.range(0, 10_000) as i64
                 } else {
                     EPOCH_MS + rng.range(0, SLEEP_UNTIL_AHEAD_MS_MAX) as i64
                 };
-                json!({ "op": "sleepUntil", "at": at, "on": format!("until{i}"), "bind": format!("until{i}") })
+                let bind = format!("until{i}");
+                body.push(json!({ "op": "sleepUntil", "at": at, "on": format!("until{i}"), "bind": bind }));
+                read.insert(bind.clone(), json!({ "$ref": format!("vars.{bind}") }));
             }
-        };
-        body.push(stmt);
+        }
     }
-    // The output reads every bound sleepUntil answer, so PLACE-04 compares them.
-    let woke: Vec<Value> = body
-        .iter()
-        .filter_map(|st| st.get("bind").and_then(Value::as_str))
-        .map(|b| json!({ "$ref": format!("vars.{b}") }))
-        .collect();
-    body.push(json!({ "op": "complete", "output": { "done": n, "woke": woke } }));
+    body.push(json!({ "op": "complete", "output": { "done": n, "read": read } }));
     let flow_id = format!("flow-{index}");
     Scenario {
-        execution_id: format!("exec-{index}"),
+        execution_id: exec,
         flow: json!({ "flowId": flow_id, "body": body }),
         input: json!({ "n": index }),
     }
@@ -104,18 +181,19 @@ pub struct CountingEffect {
 
 impl Effect for CountingEffect {
     fn call(&self, call: &EffectCall<'_>) -> EffectResult {
-        {
-            let mut book = self.world.book();
-            *book
-                .effect_calls
-                .entry((call.execution_id.to_owned(), call.step_id.to_owned()))
-                .or_default() += 1;
-        }
+        let output = effect_output(call.execution_id, call.step_id, call.input);
+        self.world.book().ledger.push(LedgerEntry {
+            execution_id: call.execution_id.to_owned(),
+            step_id: call.step_id.to_owned(),
+            input: call.input.clone(),
+            output: output.clone(),
+            t_ms: SimClock.now_ms() - EPOCH_MS,
+        });
         // REPLAY-01: if the log this run started from already held STEP_COMPLETED for
         // the step, the run must have served it. The authoritative store is read
         // directly; it never waits, so block_on returns at once.
         let started_from = self.client.read_len(call.execution_id).unwrap_or(0);
-        let log = block_on(self.world.events.read(call.execution_id)).unwrap_or_default();
+        let log = block_on(self.world.events().read(call.execution_id)).unwrap_or_default();
         if let Some(done) = log.iter().find(|e| {
             e.sequence < started_from
                 && e.event_type == "STEP_COMPLETED"
@@ -131,9 +209,7 @@ impl Effect for CountingEffect {
                 event_index: Some(done.sequence),
             });
         }
-        EffectResult::of(EffectOutcome::Value(
-            json!({ "step": call.step_id, "input": call.input }),
-        ))
+        EffectResult::of(EffectOutcome::Value(output))
     }
 }
 
@@ -171,6 +247,8 @@ pub struct WorkerFaults {
     pub zombie_per_mille: u64,
     /// The lease duration, so a zombie knows how long to stall.
     pub lease_ms: u64,
+    /// A latency spike on every append that carries a park, simulated ms (0: none).
+    pub park_delay_ms: u64,
 }
 
 /// A stateless worker: claims a package, rebuilds state from the store, runs the
@@ -185,7 +263,7 @@ pub async fn worker(
 ) -> turmoil::Result {
     loop {
         tokio::time::sleep(Duration::from_millis(WORKER_POLL_MS)).await;
-        let client = Arc::new(StoreClient::new(&name));
+        let client = Arc::new(StoreClient::new(&name).with_park_delay(faults.park_delay_ms));
         let lease = match client.claim(&name).await {
             Ok(l) => l,
             Err(_) => continue,
@@ -213,7 +291,7 @@ pub async fn worker(
                 crash_after_appends: after,
             });
         }
-        let outcome = drive(&rt, &client, scenario, &lease.package).await;
+        let outcome = drive(&world, &rt, &client, scenario, &lease.package).await;
         match outcome {
             Ok(Some(RunOutcome::Crashed { .. })) => {
                 world.book().injected_crashes += 1;
@@ -232,6 +310,7 @@ pub async fn worker(
 }
 
 async fn drive(
+    world: &Arc<World>,
     rt: &Runtime<StoreClient, SimClock, StoreClient>,
     client: &StoreClient,
     scenario: &Scenario,
@@ -252,7 +331,32 @@ async fn drive(
     if state.status.is_terminal() || state.suspended_on().is_some() {
         return Ok(None);
     }
-    rt.recover(&scenario.execution_id).await.map(Some)
+    let outcome = rt.recover(&scenario.execution_id).await.map(Some);
+    if world.bug == Some(PlantedBug::RuntimeRerunsCompletedEffect) {
+        // The planted runtime bug: after recovering, it runs the first completed
+        // step's effect again (as a runtime that rebuilt its step table from the
+        // wrong point would).
+        if let Some(done) = log.iter().find(|e| e.event_type == "STEP_COMPLETED") {
+            let step = done.payload["stepId"].as_str().unwrap_or("");
+            let input = done.payload.get("input").cloned().unwrap_or(Value::Null);
+            let effect = CountingEffect {
+                world: world.clone(),
+                client: Arc::new(StoreClient::new("buggy-runtime")),
+            };
+            effect
+                .client
+                .mark_read(&scenario.execution_id, log.len() as u64);
+            effect.call(&EffectCall {
+                execution_id: &scenario.execution_id,
+                step_id: step,
+                tool_id: TOOL,
+                attempt: 1,
+                input: &input,
+                resources: &Value::Null,
+            });
+        }
+    }
+    outcome
 }
 
 /// The zombie: stalls past its lease, then keeps trying to append with its old fence
@@ -296,11 +400,6 @@ async fn zombie_probe(name: &str, world: &World, client: &StoreClient, exec: &st
         }
         tokio::time::sleep(Duration::from_millis(WORKER_POLL_MS)).await;
     }
-}
-
-/// The payload a well-behaved client answers gate `gate` with.
-pub fn answer(gate: &str) -> Value {
-    json!({ "gate": gate })
 }
 
 /// The client host: starts every execution, answers parked gates (sometimes first
@@ -361,7 +460,7 @@ pub async fn client(
                     0 => ResumeRequest::new("no-such-gate", json!({})),
                     1 => ResumeRequest::new("STEP_COMPLETED", json!({ "stepId": "s0" })),
                     _ => match &last_answer[i] {
-                        Some(g) => ResumeRequest::new(g.clone(), answer(g)),
+                        Some(g) => ResumeRequest::new(g.clone(), answer(&s.execution_id, g)),
                         None => ResumeRequest::new("no-such-gate", json!(null)),
                     },
                 };
@@ -372,11 +471,12 @@ pub async fn client(
             if rt
                 .resume(
                     &s.execution_id,
-                    ResumeRequest::new(gate.clone(), answer(&gate)),
+                    ResumeRequest::new(gate.clone(), answer(&s.execution_id, &gate)),
                 )
                 .await
                 .is_ok()
             {
+                world.book().answers_sent += 1;
                 last_answer[i] = Some(gate);
             }
         }

@@ -77,6 +77,56 @@ pub enum PlantedBug {
     /// instead of refusing them, so a recovering run re-invokes a completed step's
     /// effect (REPLAY-01 must catch it).
     StaleReadsBlindAppends,
+    /// The store serves a damaged copy of a recorded step output on read (the stored
+    /// log stays right): replay serves a wrong value (PLACE-04 must catch it).
+    CorruptStepOutputOnRead,
+    /// The store stores a resume's answer wrongly (`k` becomes `k + 1`): the flow
+    /// branches on the wrong answer (PLACE-04 must catch it).
+    WrongGateAnswerStored,
+    /// The timer store returns timers up to 5 s before they are due (REPLAY-10 must
+    /// catch the early `TIMER_FIRED`).
+    TimerFiresEarly,
+    /// The dispatcher hands a package whose lease is live to a second worker
+    /// (PLACE-02: one live lease per execution).
+    SecondLiveLease,
+    /// The runtime re-invokes a completed step's effect after recovering an
+    /// execution (REPLAY-01 must catch it through the effect ledger).
+    RuntimeRerunsCompletedEffect,
+    /// The store acknowledges an append before it is durable and loses it on a
+    /// restart (SPI-23: an acknowledged append survives).
+    AckThenLoseOnRestart,
+    /// The store checks the fence, waits, then writes without checking again, so a
+    /// fence taken in between does not stop the old holder (PLACE-05).
+    NonAtomicFenceCheck,
+}
+
+impl PlantedBug {
+    /// Every planted bug.
+    pub const ALL: [PlantedBug; 9] = [
+        PlantedBug::StoreIgnoresFence,
+        PlantedBug::StaleReadsBlindAppends,
+        PlantedBug::CorruptStepOutputOnRead,
+        PlantedBug::WrongGateAnswerStored,
+        PlantedBug::TimerFiresEarly,
+        PlantedBug::SecondLiveLease,
+        PlantedBug::RuntimeRerunsCompletedEffect,
+        PlantedBug::AckThenLoseOnRestart,
+        PlantedBug::NonAtomicFenceCheck,
+    ];
+
+    /// The rule whose invariant must catch this bug.
+    pub fn rule(self) -> &'static str {
+        match self {
+            PlantedBug::StoreIgnoresFence | PlantedBug::NonAtomicFenceCheck => "PLACE-05",
+            PlantedBug::StaleReadsBlindAppends | PlantedBug::RuntimeRerunsCompletedEffect => {
+                "REPLAY-01"
+            }
+            PlantedBug::CorruptStepOutputOnRead | PlantedBug::WrongGateAnswerStored => "PLACE-04",
+            PlantedBug::TimerFiresEarly => "REPLAY-10",
+            PlantedBug::SecondLiveLease => "PLACE-02",
+            PlantedBug::AckThenLoseOnRestart => "SPI-23",
+        }
+    }
 }
 
 /// Simulator settings. Rates are drawn per seed up to these caps.
@@ -96,6 +146,10 @@ pub struct SimConfig {
     pub hostile_per_mille_max: u64,
     /// A bug to plant (tests only).
     pub bug: Option<PlantedBug>,
+    /// A named workload: flow scripts the executions run instead of generated ones.
+    pub flows: Option<Vec<Value>>,
+    /// A latency spike on every worker append that carries a park, simulated ms.
+    pub park_delay_ms: u64,
     /// Where to write a failing seed's files; `None` prints the seed only.
     pub artifacts_dir: Option<PathBuf>,
 }
@@ -110,6 +164,8 @@ impl Default for SimConfig {
             zombie_per_mille_max: 600,
             hostile_per_mille_max: 400,
             bug: None,
+            flows: None,
+            park_delay_ms: 0,
             artifacts_dir: None,
         }
     }
@@ -145,6 +201,8 @@ pub struct SimOutcome {
     pub logs: Vec<(String, Vec<Value>)>,
     /// What the faults did: evidence that a passing seed exercised something.
     pub stats: SimStats,
+    /// The effect ledger: every real effect invocation, one JSON object each.
+    pub ledger: Vec<Value>,
 }
 
 /// Counts of what happened in a run.
@@ -156,8 +214,21 @@ pub struct SimStats {
     pub hostile_refused: u64,
     /// Runs that stopped at an injected crash point.
     pub injected_crashes: u64,
-    /// Effect invocations in total.
+    /// Effect invocations in total (the effect ledger's length).
     pub effect_calls: u64,
+    /// Store restarts (the store host bounced; committed data survives).
+    pub store_restarts: u64,
+    /// Partitions applied.
+    pub partitions: u64,
+    /// Worker bounces applied.
+    pub bounces: u64,
+    /// `TIMER_FIRED` appends the store took.
+    pub timer_fires: u64,
+    /// Resumes answered by the client.
+    pub answers: u64,
+    /// Due timers a worker was served before their park had landed (the window in
+    /// which a fire must keep the timer).
+    pub due_before_park: u64,
     /// Executions that completed.
     pub completed: u64,
 }
@@ -166,6 +237,7 @@ pub struct SimStats {
 enum Fault {
     Bounce(usize),
     Partition(usize, u64),
+    StoreRestart,
 }
 
 #[derive(Debug, Clone)]
@@ -182,11 +254,24 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
     let mut rng = Rng::derive(seed, 0);
     let workers = rng.range(WORKERS_MIN, WORKERS_MAX) as usize;
     let n = rng.range(EXECUTIONS_MIN, EXECUTIONS_MAX) as usize;
-    let scenarios = (0..n).map(|i| hosts::scenario(&mut rng, i)).collect();
+    let mut scenarios: Vec<Scenario> = (0..n).map(|i| hosts::scenario(&mut rng, i)).collect();
+    if let Some(flows) = &config.flows {
+        // A named workload: the executions run these flows (in turn) instead of the
+        // generated ones; everything else is still drawn from the seed.
+        for (i, s) in scenarios.iter_mut().enumerate() {
+            let Some(flow) = flows.get(i % flows.len().max(1)) else {
+                break;
+            };
+            let mut flow = flow.clone();
+            flow["flowId"] = json!(format!("flow-{i}"));
+            s.flow = flow;
+        }
+    }
     let faults = WorkerFaults {
         crash_per_mille: rng.range(0, config.crash_per_mille_max),
         zombie_per_mille: rng.range(0, config.zombie_per_mille_max),
         lease_ms: config.lease_ms,
+        park_delay_ms: config.park_delay_ms,
     };
     let hostile_per_mille = rng.range(0, config.hostile_per_mille_max);
     let lo = rng.range(1, 5);
@@ -195,10 +280,10 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
     for _ in 0..rng.range(0, FAULT_ACTIONS_MAX) {
         let at = rng.range(0, config.safety_ms.saturating_sub(1));
         let w = rng.range(0, workers as u64 - 1) as usize;
-        let fault = if rng.chance(500) {
-            Fault::Bounce(w)
-        } else {
-            Fault::Partition(w, rng.range(100, PARTITION_MS_MAX))
+        let fault = match rng.range(0, 9) {
+            0..=2 => Fault::Bounce(w),
+            3..=6 => Fault::Partition(w, rng.range(100, PARTITION_MS_MAX)),
+            _ => Fault::StoreRestart,
         };
         schedule.push((at, fault));
     }
@@ -224,6 +309,7 @@ fn schedule_json(seed: u64, setup: &Setup) -> Value {
         "faults": setup.schedule.iter().map(|(at, f)| match f {
             Fault::Bounce(w) => json!({ "at": at, "bounce": worker_name(*w) }),
             Fault::Partition(w, d) => json!({ "at": at, "partition": worker_name(*w), "ms": d }),
+            Fault::StoreRestart => json!({ "at": at, "restart": STORE_HOST }),
         }).collect::<Vec<_>>(),
         "flows": setup.scenarios.iter().map(|s| s.flow.clone()).collect::<Vec<_>>(),
     })
@@ -242,7 +328,7 @@ pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
     // Registering the one target on a fresh in-memory dispatcher cannot fail.
     let _ = block_on(dispatcher.register_target(TARGET));
     let world = Arc::new(World {
-        events: MemoryEventStore::new(),
+        events_cell: Mutex::new(Arc::new(MemoryEventStore::new())),
         timers: MemoryTimerStore::new(),
         dispatcher,
         book: Mutex::new(Book::default()),
@@ -297,15 +383,26 @@ pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
     pending.reverse();
     let mut repairs: Vec<(u64, usize)> = Vec::new();
     let mut sim_error = None;
+    let (mut bounces, mut partitions) = (0, 0);
     loop {
         let now = sim.elapsed().as_millis() as u64;
         while pending.last().is_some_and(|(at, _)| *at <= now) {
             if let Some((at, fault)) = pending.pop() {
                 match fault {
-                    Fault::Bounce(w) => sim.bounce(worker_name(w)),
+                    Fault::Bounce(w) => {
+                        sim.bounce(worker_name(w));
+                        bounces += 1;
+                    }
                     Fault::Partition(w, d) => {
                         sim.partition(worker_name(w), STORE_HOST);
                         repairs.push((at + d, w));
+                        partitions += 1;
+                    }
+                    Fault::StoreRestart => {
+                        // In-flight requests and their acknowledgements die with the
+                        // host; what the store committed survives (World outlives it).
+                        sim.bounce(STORE_HOST);
+                        world.restart_store();
                     }
                 }
                 world.trace(json!({ "t": now, "fault": format!("{fault:?}") }));
@@ -333,7 +430,10 @@ pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
         }
     }
     drop(sim);
-    finish(seed, config, &world, &setup, schedule, sim_error)
+    let mut outcome = finish(seed, config, &world, &setup, schedule, sim_error);
+    outcome.stats.bounces = bounces;
+    outcome.stats.partitions = partitions;
+    outcome
 }
 
 async fn sweeper() -> turmoil::Result {
@@ -377,7 +477,7 @@ fn finish(
 ) -> SimOutcome {
     let mut logs = Vec::new();
     for s in &setup.scenarios {
-        let log = block_on(world.events.read(&s.execution_id)).unwrap_or_default();
+        let log = block_on(world.events().read(&s.execution_id)).unwrap_or_default();
         logs.push((s.execution_id.clone(), log));
     }
     let mut violations = std::mem::take(&mut world.book().violations);
@@ -390,6 +490,11 @@ fn finish(
         });
     }
     violations.extend(check::final_checks(&setup.scenarios, &logs));
+    violations.extend(check::acknowledged_survive(&world.book().acked, &logs));
+    violations.extend(check::ledger_backs_every_output(
+        &world.book().ledger,
+        &logs,
+    ));
     let results = check::results(seed, &violations);
     let trace = std::mem::take(&mut world.book().trace);
     let stats = {
@@ -398,15 +503,23 @@ fn finish(
             zombie_refused: book.zombie_refused,
             hostile_refused: book.hostile_refused,
             injected_crashes: book.injected_crashes,
-            effect_calls: book.effect_calls.values().sum(),
+            effect_calls: book.ledger.len() as u64,
+            store_restarts: book.store_restarts,
+            partitions: 0,
+            bounces: 0,
+            timer_fires: book.timer_fires,
+            answers: book.answers_sent,
+            due_before_park: book.due_before_park,
             completed: logs
                 .iter()
                 .filter(|(_, l)| l.iter().any(|e| e.event_type == "EXECUTION_COMPLETED"))
                 .count() as u64,
         }
     };
+    let ledger = world.book().ledger.iter().map(|e| e.to_value()).collect();
     let outcome = SimOutcome {
         seed,
+        ledger,
         trace,
         violations,
         results,
@@ -451,6 +564,8 @@ pub fn write_artifacts(dir: &Path, outcome: &SimOutcome) -> std::io::Result<Path
         .collect();
     std::fs::write(base.join("violations.jsonl"), violations.join("\n") + "\n")?;
     std::fs::write(base.join("trace.jsonl"), outcome.trace.join("\n") + "\n")?;
+    let ledger: Vec<String> = outcome.ledger.iter().map(Value::to_string).collect();
+    std::fs::write(base.join("ledger.jsonl"), ledger.join("\n") + "\n")?;
     for (id, log) in &outcome.logs {
         let lines: Vec<String> = log.iter().map(Value::to_string).collect();
         std::fs::write(

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use loom_kernel::runtime::block_on;
 use loom_kernel::spi::{
     Anchor, AppendAck, Capabilities, Clock, EventStore, EventStoreCapabilities, EventStoreMethod,
     ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, StoreError, StoreErrorKind, Timer,
@@ -37,6 +38,16 @@ pub const CALL_TIMEOUT_MS: u64 = 800;
 pub const TRACE_LINES_MAX: usize = 200_000;
 /// The dispatcher target every worker claims for.
 pub const TARGET: &str = "sim";
+/// Most due timers the coverage scan of a read looks at.
+const DUE_SCAN_MAX: usize = 64;
+/// How far ahead a planted early timer store looks: timers fire up to 5 s early.
+pub const EARLY_TIMER_MS: i64 = 5_000;
+/// The gap between the fence check and the write in a planted non-atomic store.
+pub const FENCE_CHECK_GAP_MS: u64 = 30;
+/// Lease ids a planted double-leasing dispatcher invents start here.
+pub const LEASE_ID_OFFSET: u64 = 1 << 32;
+/// Gates of generated flows start with this; their resume events carry the same type.
+pub const GATE_PREFIX: &str = "gate";
 /// Epoch the simulated clock starts at (2026-01-01T00:00:00Z), so timestamps look real.
 pub const EPOCH_MS: i64 = 1_767_225_600_000;
 
@@ -55,8 +66,9 @@ impl Clock for SimClock {
 /// What the hosts share with the harness: the durable stores (they outlive host
 /// crashes, like a disk), the trace and the violations found while running.
 pub struct World {
-    /// The authoritative event log.
-    pub events: MemoryEventStore,
+    /// The authoritative event log. Behind a lock so a planted lost-write bug can
+    /// replace it on a store restart; a correct store keeps it whole.
+    pub events_cell: Mutex<Arc<MemoryEventStore>>,
     /// Durable timers.
     pub timers: MemoryTimerStore,
     /// The dispatcher queue.
@@ -78,17 +90,99 @@ pub struct Book {
     pub violations: Vec<Violation>,
     /// The current fence token per execution, as the server handed it out.
     pub fences: BTreeMap<String, u64>,
-    /// Effect invocations per (execution, step).
-    pub effect_calls: BTreeMap<(String, String), u64>,
     /// Zombie appends refused as fenced.
     pub zombie_refused: u64,
     /// Hostile resumes refused by ingress.
     pub hostile_refused: u64,
     /// Runs that stopped at an injected crash point.
     pub injected_crashes: u64,
+    /// The effect ledger: every real invocation, outside the simulation's stores.
+    pub ledger: Vec<LedgerEntry>,
+    /// The lease each execution was last handed, until it is completed (PLACE-02).
+    pub leases: BTreeMap<String, Lease>,
+    /// Every acknowledged event, by (execution, sequence), as stored (SPI-23: an
+    /// acknowledged append survives a store restart, byte for byte; a lost event
+    /// re-appended later has another timestamp).
+    pub acked: BTreeMap<(String, u64), Value>,
+    /// The appends acknowledged since the last store restart, by execution: the
+    /// first sequence of the latest (what a store with an unsynced write cache loses).
+    pub unsynced: BTreeMap<String, u64>,
+    /// Store restarts.
+    pub store_restarts: u64,
+    /// Reads served while one of the execution's timers was due and its park had not
+    /// landed yet.
+    pub due_before_park: u64,
+    /// Timer fires the store saw (TIMER_FIRED appends).
+    pub timer_fires: u64,
+    /// Resumes the client sent, by (execution, gate): the answer (PLACE-04 evidence).
+    pub answers_sent: u64,
+}
+
+/// One real effect invocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerEntry {
+    /// The execution.
+    pub execution_id: String,
+    /// The step.
+    pub step_id: String,
+    /// The input the effect was called with.
+    pub input: Value,
+    /// What it returned.
+    pub output: Value,
+    /// Simulated time of the call, milliseconds since the start.
+    pub t_ms: i64,
+}
+
+impl LedgerEntry {
+    /// The entry as one JSON line of `ledger.jsonl`.
+    pub fn to_value(&self) -> Value {
+        json!({ "t": self.t_ms, "exec": self.execution_id, "step": self.step_id,
+            "input": self.input, "output": self.output })
+    }
 }
 
 impl World {
+    /// The event store as it is now.
+    pub fn events(&self) -> Arc<MemoryEventStore> {
+        self.events_cell
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The store host restarted. Committed data survives; with the planted
+    /// [`PlantedBug::AckThenLoseOnRestart`] each execution's latest acknowledged append
+    /// since the previous restart is lost, as from a store that acknowledged before
+    /// syncing.
+    pub fn restart_store(&self) {
+        let unsynced = {
+            let mut book = self.book();
+            book.store_restarts += 1;
+            std::mem::take(&mut book.unsynced)
+        };
+        if self.bug != Some(PlantedBug::AckThenLoseOnRestart) || unsynced.is_empty() {
+            return;
+        }
+        let old = self.events();
+        let fresh = MemoryEventStore::new();
+        let ids = block_on(old.list_executions()).unwrap_or_default();
+        for id in ids {
+            let log = block_on(old.read(&id)).unwrap_or_default();
+            let keep = unsynced.get(&id).map_or(log.len() as u64, |first| *first);
+            let kept: Vec<EventEnvelope> = log.into_iter().filter(|e| e.sequence < keep).collect();
+            // Fences are durable (they were synced): bring the token back to where it was.
+            let fence = self.book().fences.get(&id).copied().unwrap_or(0);
+            for _ in 0..fence {
+                let _ = block_on(fresh.acquire_fence(&id));
+            }
+            if !kept.is_empty() {
+                let token = (fence > 0).then_some(FenceToken(fence));
+                let _ = block_on(fresh.append(&id, 0, kept, token));
+            }
+        }
+        *self.events_cell.lock().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+    }
+
     /// Locks the bookkeeping; a poisoned lock still holds usable data.
     pub fn book(&self) -> MutexGuard<'_, Book> {
         self.book.lock().unwrap_or_else(|p| p.into_inner())
@@ -230,10 +324,32 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
         "append" => append(world, req).await,
         "read" => {
             let exec = str_field(req, "exec")?;
-            let mut log = world.events.read(&exec).await?;
+            let mut log = world.events().read(&exec).await?;
+            // Coverage: a read while one of the execution's timers is due and its park
+            // has not landed (the window of the 0 ms sleep bug), so a sweep shows it
+            // reached the window.
+            let due = world.timers.due(now, DUE_SCAN_MAX).await?;
+            if due.iter().any(|t| {
+                t.execution_id == exec
+                    && !log.iter().any(|e| {
+                        e.event_type == "EXECUTION_SUSPENDED"
+                            && e.payload.get("wakeAt").and_then(Value::as_i64) == Some(t.wake_at_ms)
+                    })
+            }) {
+                world.book().due_before_park += 1;
+            }
             // `len` is the store's true head: the client keeps it as the REPLAY-01
             // oracle, so a read that hides events cannot hide them from the check.
             let len = log.len();
+            if world.bug == Some(PlantedBug::CorruptStepOutputOnRead) {
+                // A store that serves a damaged copy of a recorded step output (a bad
+                // cache, a decoding bug): the stored log stays right.
+                if let Some(e) = log.iter_mut().find(|e| e.event_type == "STEP_COMPLETED") {
+                    if let Some(v) = e.payload.pointer_mut("/output/v") {
+                        *v = json!(v.as_u64().map_or(0, |x| x + 1));
+                    }
+                }
+            }
             if world.bug == Some(PlantedBug::StaleReadsBlindAppends)
                 && log.last().is_some_and(|e| e.event_type == "STEP_COMPLETED")
             {
@@ -242,16 +358,16 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
             let events: Vec<Value> = log.iter().map(EventEnvelope::to_value).collect();
             Ok(json!({ "events": events, "len": len }))
         }
-        "list" => Ok(json!(world.events.list_executions().await?)),
+        "list" => Ok(json!(world.events().list_executions().await?)),
         "fence" => {
             let exec = str_field(req, "exec")?;
-            let token = world.events.acquire_fence(&exec).await?;
+            let token = world.events().acquire_fence(&exec).await?;
             world.book().fences.insert(exec, token.0);
             Ok(json!(token.0))
         }
         "observe" => {
             let exec = str_field(req, "exec")?;
-            let a = world.events.observe(&exec).await?;
+            let a = world.events().observe(&exec).await?;
             serde_json::to_value(a).map_err(|e| backend(e.to_string()))
         }
         "schedule" => {
@@ -261,7 +377,11 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
         }
         "due" => {
             let limit: usize = field(req, "limit")?;
-            let due = world.timers.due(field(req, "now")?, limit).await?;
+            let mut asked: i64 = field(req, "now")?;
+            if world.bug == Some(PlantedBug::TimerFiresEarly) {
+                asked = asked.saturating_add(EARLY_TIMER_MS);
+            }
+            let due = world.timers.due(asked, limit).await?;
             serde_json::to_value(due).map_err(|e| backend(e.to_string()))
         }
         "cancel" => {
@@ -276,12 +396,38 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
         }
         "claim" => {
             let worker = str_field(req, "worker")?;
-            let lease = world.dispatcher.claim(TARGET, &worker, now).await?;
+            let mut lease = world.dispatcher.claim(TARGET, &worker, now).await?;
+            if lease.is_none() && world.bug == Some(PlantedBug::SecondLiveLease) {
+                // A dispatcher that hands a package out again while its lease is live.
+                lease = world
+                    .book()
+                    .leases
+                    .values()
+                    .find(|l| l.worker_id != worker && l.deadline_ms > now)
+                    .map(|l| Lease {
+                        worker_id: worker.clone(),
+                        lease_id: l.lease_id + LEASE_ID_OFFSET,
+                        ..l.clone()
+                    });
+            }
+            if let Some(l) = &lease {
+                check_one_live_lease(world, l, now);
+            }
             serde_json::to_value(lease).map_err(|e| backend(e.to_string()))
         }
         "complete" => {
             let lease: Lease = field(req, "lease")?;
-            world.dispatcher.complete(&lease).await?;
+            let done = world.dispatcher.complete(&lease).await;
+            let mut book = world.book();
+            if book
+                .leases
+                .get(&lease.package.execution_id)
+                .is_some_and(|l| l.lease_id == lease.lease_id)
+            {
+                book.leases.remove(&lease.package.execution_id);
+            }
+            drop(book);
+            done?;
             Ok(Value::Null)
         }
         _ => Err(StoreError::new(
@@ -291,12 +437,38 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
     }
 }
 
+/// PLACE-02: at most one live lease per execution at any instant. The lease `fresh`
+/// was just handed out at `now`; the previous one must have expired or completed.
+fn check_one_live_lease(world: &World, fresh: &Lease, now: i64) {
+    let exec = fresh.package.execution_id.clone();
+    let mut book = world.book();
+    if let Some(live) = book.leases.get(&exec) {
+        if live.deadline_ms > now && live.lease_id != fresh.lease_id {
+            let message = format!(
+                "{} was handed a lease on the execution while {}'s lease {} was live until {} ms (now {} ms)",
+                fresh.worker_id,
+                live.worker_id,
+                live.lease_id,
+                live.deadline_ms - EPOCH_MS,
+                now - EPOCH_MS
+            );
+            book.violations.push(Violation {
+                rule: "PLACE-02".into(),
+                message,
+                execution_id: Some(exec.clone()),
+                event_index: None,
+            });
+        }
+    }
+    book.leases.insert(exec, fresh.clone());
+}
+
 async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
     let exec = str_field(req, "exec")?;
     let expected_next: u64 = field(req, "expectedNext")?;
     let presented: Option<u64> = field(req, "fence")?;
     let raw: Vec<Value> = field(req, "events")?;
-    let mut events = Vec::with_capacity(raw.len());
+    let mut events: Vec<EventEnvelope> = Vec::with_capacity(raw.len());
     for (i, v) in raw.iter().enumerate() {
         events.push(
             EventEnvelope::from_value(v, i)
@@ -307,7 +479,7 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
         // The planted bug's append half: a writer's stale `expected_next` is not
         // refused; its events are renumbered onto the real head.
         let head = world
-            .events
+            .events()
             .read(&exec)
             .await?
             .last()
@@ -320,15 +492,57 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
             return blind_append(world, &exec, head, events, presented).await;
         }
     }
+    if world.bug == Some(PlantedBug::NonAtomicFenceCheck) {
+        // The planted bug's shape: check the fence, do other work (a round trip to a
+        // replica, a slow index update), then write without checking it again. A
+        // fence taken in between lets the old holder's write land.
+        let checked = world.book().fences.get(&exec).copied().unwrap_or(0);
+        if checked > 0 && presented != Some(checked) {
+            return Err(StoreError::new(
+                StoreErrorKind::Fenced {
+                    presented,
+                    current: checked,
+                },
+                "fenced",
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(FENCE_CHECK_GAP_MS)).await;
+    }
+    if world.bug == Some(PlantedBug::WrongGateAnswerStored) {
+        // A store that mangles what it stores for a resume (a column mix-up): the
+        // client's answer `k` is stored as `k + 1`.
+        for e in &mut events {
+            if e.event_type.starts_with(GATE_PREFIX) {
+                if let Some(k) = e.payload.get_mut("k") {
+                    *k = json!(k.as_u64().map_or(0, |x| x + 1));
+                }
+            }
+        }
+    }
     let current = world.book().fences.get(&exec).copied().unwrap_or(0);
-    // The planted bug models a store that does not check fences: it forwards the
-    // current token whatever the caller presented.
+    // Planted bugs that do not check fences at the write forward the current token
+    // whatever the caller presented.
     let forwarded = match world.bug {
-        Some(PlantedBug::StoreIgnoresFence) if current > 0 => Some(current),
+        Some(PlantedBug::StoreIgnoresFence | PlantedBug::NonAtomicFenceCheck) if current > 0 => {
+            Some(current)
+        }
         _ => presented,
     };
+    let now = SimClock.now_ms();
+    let park_wake = if events.iter().any(|e| e.event_type == "TIMER_FIRED") {
+        let log = world.events().read(&exec).await.unwrap_or_default();
+        loom_kernel::fold(&log)
+            .suspended_on()
+            .and_then(|p| p.get("wakeAt").and_then(Value::as_i64))
+    } else {
+        None
+    };
+    let stored: Vec<(u64, String, Value)> = events
+        .iter()
+        .map(|e| (e.sequence, e.event_type.clone(), e.to_value()))
+        .collect();
     let ack: AppendAck = world
-        .events
+        .events()
         .append(&exec, expected_next, events, forwarded.map(FenceToken))
         .await?;
     if current > 0 && presented != Some(current) {
@@ -341,8 +555,32 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
             event_index: Some(ack.first_sequence),
         });
     }
+    {
+        let mut book = world.book();
+        for (seq, kind, envelope) in stored {
+            if kind == "TIMER_FIRED" {
+                book.timer_fires += 1;
+                // REPLAY-10: a timer fires at its wakeAt, never before.
+                if let Some(wake) = park_wake.filter(|w| now < *w) {
+                    book.violations.push(Violation {
+                        rule: "REPLAY-10".into(),
+                        message: format!(
+                            "TIMER_FIRED landed at {} ms, {} ms before the park's wakeAt ({} ms)",
+                            now - EPOCH_MS,
+                            wake - now,
+                            wake - EPOCH_MS
+                        ),
+                        execution_id: Some(exec.clone()),
+                        event_index: Some(seq),
+                    });
+                }
+            }
+            book.acked.insert((exec.clone(), seq), envelope);
+        }
+        book.unsynced.insert(exec.clone(), ack.first_sequence);
+    }
     // SPI-23, checked at every append: the stored log is 0..n without gaps.
-    let log = world.events.read(&exec).await?;
+    let log = world.events().read(&exec).await?;
     if let Some((i, e)) = log
         .iter()
         .enumerate()
@@ -366,7 +604,7 @@ async fn blind_append(
     presented: Option<u64>,
 ) -> Result<Value, StoreError> {
     let ack = world
-        .events
+        .events()
         .append(exec, head, events, presented.map(FenceToken))
         .await?;
     serde_json::to_value(ack).map_err(|e| backend(e.to_string()))
@@ -376,6 +614,9 @@ async fn blind_append(
 /// wrapped in a simulated-time timeout.
 pub struct StoreClient {
     host: String,
+    /// A latency spike on every append that carries a park, in simulated ms: the
+    /// window between scheduling a timer and its park landing, made wide.
+    park_delay_ms: u64,
     /// Appends that succeeded through this client (INGRESS-15 evidence).
     pub appends: AtomicU64,
     read_len: Mutex<BTreeMap<String, u64>>,
@@ -387,6 +628,7 @@ impl StoreClient {
     pub fn new(host: &str) -> StoreClient {
         StoreClient {
             host: host.to_owned(),
+            park_delay_ms: 0,
             appends: AtomicU64::new(0),
             read_len: Mutex::new(BTreeMap::new()),
             fences: Mutex::new(BTreeMap::new()),
@@ -401,6 +643,21 @@ impl StoreClient {
             .unwrap_or_else(|p| p.into_inner())
             .get(exec)
             .copied()
+    }
+
+    /// The same client with a latency spike of `ms` on appends that carry a park.
+    pub fn with_park_delay(mut self, ms: u64) -> StoreClient {
+        self.park_delay_ms = ms;
+        self
+    }
+
+    /// Records that the current run started from a log of `len` events (the REPLAY-01
+    /// oracle), for a call made outside a read.
+    pub fn mark_read(&self, exec: &str, len: u64) {
+        self.read_len
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(exec.to_owned(), len);
     }
 
     /// The fence token this client last acquired for `exec`.
@@ -472,6 +729,9 @@ impl StoreClient {
         events: Vec<EventEnvelope>,
         fence: Option<u64>,
     ) -> Result<AppendAck, StoreError> {
+        if self.park_delay_ms > 0 && events.iter().any(|e| e.event_type == "EXECUTION_SUSPENDED") {
+            tokio::time::sleep(Duration::from_millis(self.park_delay_ms)).await;
+        }
         let events: Vec<Value> = events.iter().map(EventEnvelope::to_value).collect();
         let v = self
             .call(

@@ -2,6 +2,34 @@
 
 use loom_sim::{run_seed, sweep, PlantedBug, SimConfig, RULES};
 
+/// The seed range CI runs: every planted bug must be caught within it.
+const CI_SEEDS: std::ops::Range<u64> = 0..20;
+
+/// Runs CI seeds with `bug` planted until one breaks the bug's rule; returns that
+/// seed. Stops at the first catch so the suite stays fast.
+fn first_catch(bug: PlantedBug) -> Option<u64> {
+    let config = SimConfig {
+        bug: Some(bug),
+        ..stormy()
+    };
+    CI_SEEDS.into_iter().find(|&seed| {
+        let out = run_seed(seed, &config);
+        out.violations.iter().any(|v| v.rule == bug.rule())
+            && out
+                .results
+                .iter()
+                .any(|r| r.rules == [bug.rule()] && r.status == loom_report::Status::Fail)
+    })
+}
+
+fn assert_caught(bug: PlantedBug) {
+    assert!(
+        first_catch(bug).is_some(),
+        "no seed in {CI_SEEDS:?} caught {bug:?} by {}",
+        bug.rule()
+    );
+}
+
 /// A configuration with every fault rate at its cap, so a few seeds exercise crashes,
 /// zombies and hostile resumes.
 fn stormy() -> SimConfig {
@@ -52,22 +80,7 @@ fn conf_05_same_seed_same_trace() {
 
 #[test]
 fn place_05_planted_store_that_ignores_fences_is_caught() {
-    let config = SimConfig {
-        bug: Some(PlantedBug::StoreIgnoresFence),
-        ..stormy()
-    };
-    let caught = sweep(0..8, None, &config)
-        .into_iter()
-        .find(|o| o.violations.iter().any(|v| v.rule == "PLACE-05"));
-    let Some(out) = caught else {
-        panic!("no seed in 0..8 caught the planted fencing bug");
-    };
-    let failed = out
-        .results
-        .iter()
-        .find(|r| r.rules == ["PLACE-05"])
-        .expect("a PLACE-05 result");
-    assert_eq!(failed.status, loom_report::Status::Fail);
+    assert_caught(PlantedBug::StoreIgnoresFence);
 }
 
 #[test]
@@ -92,14 +105,7 @@ fn sweep_shards_split_the_seed_range() {
 
 #[test]
 fn replay_01_planted_stale_read_that_hides_step_completed_is_caught() {
-    let config = SimConfig {
-        bug: Some(PlantedBug::StaleReadsBlindAppends),
-        ..stormy()
-    };
-    let caught = sweep(0..8, None, &config)
-        .into_iter()
-        .any(|o| o.violations.iter().any(|v| v.rule == "REPLAY-01"));
-    assert!(caught, "no seed in 0..8 caught the planted stale read");
+    assert_caught(PlantedBug::StaleReadsBlindAppends);
 }
 
 /// Regression seeds of a runtime bug this simulator found: two workers fire the same
@@ -124,19 +130,72 @@ fn replay_10_failed_timer_fire_keeps_the_timer_regression_seeds() {
     }
 }
 
-/// Regression seeds of the 0 ms sleep bug: a worker's `fire_timers` saw a due timer
-/// (a 0 ms sleep, a sleepUntil in the past) before the parking run's append had
-/// landed, found no park and cancelled the timer; the park then slept forever
-/// (REPLAY-10). Each of these seeds failed that way before the runtime fix (13 of
-/// seeds 0..200 at default rates).
+/// Regression for the 0 ms sleep bug, as a named workload rather than seeds (seeds
+/// draw other setups whenever the generator changes): every execution sleeps 0 ms and
+/// until an instant in the past, so its timers are due before their parks land, and
+/// every park append meets a 300 ms latency spike, so idle workers fire in that window.
+/// A worker's `fire_timers` used to find no park there and cancel the timer; the park
+/// then slept forever (REPLAY-10). The coverage counter shows the window was reached.
 #[test]
-fn replay_10_timer_due_before_its_park_lands_regression_seeds() {
-    for seed in [11, 17, 41, 123] {
-        let out = run_seed(seed, &SimConfig::default());
+fn replay_10_timers_due_before_their_park_lands_still_wake() {
+    let config = SimConfig {
+        flows: Some(vec![serde_json::json!({ "flowId": "f", "body": [
+            { "op": "sleep", "ms": 0, "on": "n0" },
+            { "op": "sleepUntil", "at": 0, "on": "past", "bind": "p" },
+            { "op": "sleep", "ms": 0, "on": "n1" },
+            { "op": "sleep", "ms": 0, "on": "n2" },
+            { "op": "sleep", "ms": 0, "on": "n3" },
+            { "op": "sleep", "ms": 0, "on": "n4" },
+            { "op": "sleep", "ms": 0, "on": "n5" },
+            { "op": "complete", "output": { "$ref": "vars.p" } }
+        ]})]),
+        park_delay_ms: 300,
+        ..SimConfig::default()
+    };
+    let mut window = 0;
+    for seed in 0..3 {
+        let out = run_seed(seed, &config);
         assert!(
             out.violations.is_empty(),
             "seed {seed}: {:#?}",
             out.violations
         );
+        window += out.stats.due_before_park;
     }
+    assert!(window > 0, "no seed reached the window");
+}
+
+#[test]
+fn place_04_planted_store_serving_corrupted_step_output_on_read_is_caught() {
+    assert_caught(PlantedBug::CorruptStepOutputOnRead);
+}
+
+#[test]
+fn place_04_planted_store_storing_wrong_gate_answers_is_caught() {
+    assert_caught(PlantedBug::WrongGateAnswerStored);
+}
+
+#[test]
+fn replay_10_planted_timer_store_firing_5_s_early_is_caught() {
+    assert_caught(PlantedBug::TimerFiresEarly);
+}
+
+#[test]
+fn place_02_planted_dispatcher_handing_a_live_lease_to_a_second_worker_is_caught() {
+    assert_caught(PlantedBug::SecondLiveLease);
+}
+
+#[test]
+fn replay_01_planted_runtime_rerunning_a_completed_effect_after_recovery_is_caught() {
+    assert_caught(PlantedBug::RuntimeRerunsCompletedEffect);
+}
+
+#[test]
+fn spi_23_planted_store_losing_an_acknowledged_write_on_restart_is_caught() {
+    assert_caught(PlantedBug::AckThenLoseOnRestart);
+}
+
+#[test]
+fn place_05_planted_store_with_a_non_atomic_fence_check_is_caught() {
+    assert_caught(PlantedBug::NonAtomicFenceCheck);
 }
