@@ -93,11 +93,18 @@ fn every_wrong_kernel_fails_with_the_right_rule() {
             part.iter()
                 .flat_map(|bug| {
                     let results = run_bug(*bug, vs);
-                    let failing = results.iter().filter(|r| r.status != Status::Pass).count();
+                    let failing: Vec<&CaseResult> = results
+                        .iter()
+                        .filter(|r| r.status != Status::Pass)
+                        .collect();
+                    let rules: BTreeSet<&str> = failing
+                        .iter()
+                        .flat_map(|r| r.rules.iter().map(String::as_str))
+                        .collect();
                     eprintln!(
-                        "{:<40} {:>5} of {:>5} fail",
+                        "{:<40} {:>5} of {:>5} fail, citing {rules:?}",
                         bug.as_str(),
-                        failing,
+                        failing.len(),
                         results.len()
                     );
                     judge(*bug, &results)

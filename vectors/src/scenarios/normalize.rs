@@ -248,5 +248,63 @@ fn extra() -> Vec<Scenario> {
         .since("1.21.0");
     s.full_log = Some(events);
     out.push(s);
+    out.extend(failed_without_error_from_1_21_on());
+    out
+}
+
+/// The other side of the 1.21 boundary (SNAP-03, GAP-15): a snapshot written by 1.21
+/// or later whose status is `failed` without `_error` (an `EXECUTION_FAILED` without
+/// `error`, at a park and outside one) is a real failure, and normalization must leave
+/// it alone. Only pre-1.21 snapshots of that shape are reopened; a kernel whose version
+/// test reaches one minor too far reopens these and restores a state the full fold
+/// never reaches.
+fn failed_without_error_from_1_21_on() -> Vec<Scenario> {
+    let mut out = Vec::new();
+    let shapes = [
+        (
+            "parked",
+            "at a park",
+            vec![
+                started(),
+                suspended("G"),
+                ev("EXECUTION_FAILED", json!({})),
+                decision("after", json!(1)),
+            ],
+        ),
+        (
+            "running",
+            "while running",
+            vec![
+                started(),
+                step_started("a"),
+                ev("EXECUTION_FAILED", json!({})),
+                decision("after", json!(1)),
+            ],
+        ),
+    ];
+    for (shape, words, evs) in shapes {
+        let events = log(evs);
+        let envs = crate::reference::envelopes(&events).unwrap_or_default();
+        for minor in [21u32, 25, FoldVersion::CURRENT.minor()] {
+            let Some(writer) = FoldVersion::from_minor(minor) else {
+                continue;
+            };
+            let prefix = fold_as(writer, &ExecutionState::new(), &envs[..=2]);
+            let record = SnapshotRecord::capture_as(writer, &prefix, envs[2].sequence);
+            let mut s = Scenario::new(
+                Kind::Normalize,
+                format!("normalize-failed-without-error-{shape}-w1-{minor}-kept"),
+                &["SNAP-01", "SNAP-03", "GAP-15"],
+                format!("A {writer} snapshot of an execution failed {words} by an EXECUTION_FAILED without error stays failed: only a pre-1.21 snapshot of that shape is reopened, so normalize plus the tail equals the full fold."),
+                json!({
+                    "snapshot": {"schemaVersion": record.schema_version, "sequence": record.sequence, "state": record.state},
+                    "tail": events[3..].to_vec(),
+                }),
+            )
+            .since("1.21.0");
+            s.full_log = Some(events.clone());
+            out.push(s);
+        }
+    }
     out
 }

@@ -400,6 +400,24 @@ pub fn normalized(bug: Option<Bug>, record: &SnapshotRecord) -> Result<Execution
             }
             Ok(state)
         }
+        Some(
+            bug @ (Bug::NormalizeStatusFixMisses120
+            | Bug::NormalizeStatusFixIncludes121
+            | Bug::NormalizeInputStripMisses125),
+        ) => {
+            // A version boundary one minor off: the snapshot is normalized as if the
+            // fold of the neighbouring minor had written it.
+            let (from, as_if) = match bug {
+                Bug::NormalizeStatusFixMisses120 => ("1.20.", "1.21.0"),
+                Bug::NormalizeStatusFixIncludes121 => ("1.21.", "1.20.0"),
+                _ => ("1.25.", "1.26.0"),
+            };
+            let mut shifted = record.clone();
+            if shifted.schema_version.starts_with(from) {
+                shifted.schema_version = as_if.to_string();
+            }
+            normalize_snapshot_state(&shifted).map_err(|e| e.to_string())
+        }
         _ => normalize_snapshot_state(record).map_err(|e| e.to_string()),
     }
 }

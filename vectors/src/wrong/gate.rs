@@ -299,11 +299,15 @@ pub fn validate_emit(bug: Bug, input: &EmitInput, answer: Value) -> Value {
 pub fn is_runtime_bug(bug: Bug) -> bool {
     matches!(bug, Bug::EmitsNeverStamped | Bug::FiredAtIsClock)
         || super::canonical::is_digest_bug(bug)
+        || super::runtime::is_runtime_rewrite(bug)
 }
 
 /// The `runScenario` answer of a kernel with `bug`: the reference's, with the flow
 /// hashes and emit stamps its digests would give, or its runtime line changed.
 pub fn run_scenario(bug: Bug, input: &Value, mut answer: Value) -> Value {
+    if super::runtime::is_runtime_rewrite(bug) {
+        return super::runtime::run_scenario(bug, input, answer);
+    }
     let flows: Vec<Value> = input
         .get("flows")
         .and_then(Value::as_array)

@@ -15,6 +15,7 @@
 pub mod canonical;
 pub mod fold;
 pub mod gate;
+pub mod runtime;
 
 /// Which kinds of vector a bug can make fail.
 const FOLDS: &[&str] = &["fold", "normalize"];
@@ -180,6 +181,12 @@ bugs! {
     NormalizeKeepsSettledInput = "normalize-keeps-settled-input", "normalization", RESTORE, ["SNAP-10"], false;
     /// Normalization stamps legacy decisions with the snapshot's sequence.
     NormalizeInventsSeq = "normalize-invents-seq", "normalization", RESTORE, ["SNAP-06"], false;
+    /// The pre-1.21 status fix stops one minor early: a 1.20 snapshot is not normalized.
+    NormalizeStatusFixMisses120 = "normalize-status-fix-misses-1-20", "normalization", RESTORE, ["SNAP-03"], false;
+    /// The pre-1.21 status fix reaches one minor too far: a 1.21 snapshot is normalized as older.
+    NormalizeStatusFixIncludes121 = "normalize-status-fix-includes-1-21", "normalization", RESTORE, ["SNAP-01"], false;
+    /// The pre-1.26 input strip stops one minor early: a 1.25 snapshot keeps settled inputs.
+    NormalizeInputStripMisses125 = "normalize-input-strip-misses-1-25", "normalization", RESTORE, ["SNAP-10"], false;
     /// The restore folds tail events whose sequence equals the snapshot's (`>=` for `>`).
     RestoreTailOffByOne = "restore-tail-off-by-one", "restore", RESTORE, ["GAP-15"], false;
     // ---- ingress gate ------------------------------------------------------------------
@@ -229,6 +236,32 @@ bugs! {
     EmitsNeverStamped = "emits-never-stamped", "runtime stamping", RUNTIME, ["EMIT-05"], false;
     /// A timer wake records the clock at the fire as `firedAt`, not the recorded `wakeAt`.
     FiredAtIsClock = "fired-at-is-clock", "timers", RUNTIME, ["GAP-25"], false;
+    /// Retries and re-runs all start as attempt 1: the attempt is never counted.
+    RetryAttemptNotCounted = "retry-attempt-not-counted", "retry", RUNTIME, ["REPLAY-09"], false;
+    /// A hanging effect's timeout is recorded on a `timeout` channel, as if typed.
+    HangRecordedTyped = "hang-recorded-typed", "hang and timeout", RUNTIME, ["REPLAY-09"], false;
+    /// An in-doubt verdict resumes the flow without its kernel `DECISION_RECORDED`.
+    IndoubtVerdictNotRecorded = "indoubt-verdict-not-recorded", "in-doubt", RUNTIME, ["INGRESS-09"], false;
+    /// A cancelled effect is written as `STEP_FAILED { error: "cancelled" }`.
+    CancelledEffectAsFailure = "cancelled-effect-as-failure", "cancelled effects", RUNTIME, ["EMIT-08"], false;
+    /// `negotiateBudget` negotiates again on the re-run after a resume instead of serving its decision.
+    BudgetNegotiatedAgainOnReplay = "budget-negotiated-again-on-replay", "negotiateBudget", RUNTIME, ["RES-06"], false;
+    /// `sleepUntil` a past time parks with `wakeAt` = now instead of the requested time.
+    SleepUntilPastWakesNow = "sleep-until-past-wakes-now", "sleepUntil", RUNTIME, ["REPLAY-10"], false;
+    /// `cancel` leaves a timed park's timer scheduled: it still fires into the cancelled execution.
+    CancelKeepsTimer = "cancel-keeps-timer", "cancel", RUNTIME, ["REPLAY-10"], false;
+    /// `MESSAGE_CONSUMED` is appended without `metadata.kernel`.
+    MessageConsumedUnstamped = "message-consumed-unstamped", "receive and select", RUNTIME, ["FOLD-24"], false;
+    /// A continuation's `EXECUTION_STARTED` has no `continuedFrom`.
+    ContinuationWithoutOrigin = "continuation-without-origin", "continueAsNew", RUNTIME, ["FOLD-26"], false;
+    /// `parallel` joins its branches' results in the order they finished.
+    ParallelJoinInCompletionOrder = "parallel-join-in-completion-order", "parallel", RUNTIME, ["TYPED-15"], false;
+    /// A declared-channel failure is recorded without `channel` and `payload`.
+    TypedFailureRecordedUntyped = "typed-failure-recorded-untyped", "typed channels", RUNTIME, ["TYPED-06"], false;
+    /// An operator release is applied but `INBOX_RELEASED` is not appended.
+    ReleaseNotRecorded = "release-not-recorded", "quarantine", RUNTIME, ["FOLD-41"], false;
+    /// `EXECUTION_MIGRATED` is written without `toCodeHash`.
+    MigrationWithoutCodePin = "migration-without-code-pin", "resumeAs", RUNTIME, ["PLACE-06"], false;
 }
 
 impl Bug {
