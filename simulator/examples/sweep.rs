@@ -1,4 +1,4 @@
-//! A quick sweep for development: `cargo run -p loom-sim --example sweep -- FROM COUNT [stormy|default] [BUG]`
+//! A quick sweep for development: `cargo run -p loom-sim --example sweep -- FROM COUNT [stormy|default] [BUG|-] [STORE]`
 //! prints each failing seed with its first violations and the totals.
 
 use loom_sim::{run_seed, SimConfig};
@@ -17,6 +17,12 @@ fn main() {
         config.bug = loom_sim::PlantedBug::ALL
             .into_iter()
             .find(|b| format!("{b:?}") == *name);
+    }
+    if let Some(store) = args.get(5) {
+        config.store = store.parse().unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(2)
+        });
     }
     let mut failing = 0;
     for seed in from..from + count {

@@ -31,6 +31,7 @@ mod check;
 mod hosts;
 mod net;
 pub mod rng;
+pub mod store;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -41,13 +42,15 @@ use std::time::Duration;
 use loom_kernel::runtime::block_on;
 use loom_kernel::spi::{EventStore, ExecutionDispatcher};
 use loom_report::CaseResult;
-use loom_stores::memory::{MemoryDispatcher, MemoryEventStore, MemoryTimerStore};
+use loom_stores::memory::{MemoryDispatcher, MemoryTimerStore};
 use serde_json::{json, Value};
 
 pub use check::RULES;
 use hosts::{Scenario, WorkerFaults};
 use net::{Book, World, STORE_HOST, TARGET};
 use rng::Rng;
+use store::SimStore;
+pub use store::StoreSpec;
 
 /// Fewest workers a seed draws.
 pub const WORKERS_MIN: u64 = 2;
@@ -63,6 +66,8 @@ pub const FAULT_ACTIONS_MAX: u64 = 12;
 pub const PARTITION_MS_MAX: u64 = 3_000;
 /// Turmoil's tick, in simulated milliseconds.
 pub const TICK_MS: u64 = 2;
+/// Most threads a sweep runs seeds on.
+pub const JOBS_MAX: usize = 64;
 /// Slack between the client's deadline and turmoil's hard simulation limit.
 const SIM_SLACK_MS: u64 = 5_000;
 
@@ -150,6 +155,8 @@ pub struct SimConfig {
     pub flows: Option<Vec<Value>>,
     /// A latency spike on every worker append that carries a park, simulated ms.
     pub park_delay_ms: u64,
+    /// The event store the store host serves.
+    pub store: StoreSpec,
     /// Where to write a failing seed's files; `None` prints the seed only.
     pub artifacts_dir: Option<PathBuf>,
 }
@@ -166,6 +173,7 @@ impl Default for SimConfig {
             bug: None,
             flows: None,
             park_delay_ms: 0,
+            store: StoreSpec::Memory,
             artifacts_dir: None,
         }
     }
@@ -203,6 +211,8 @@ pub struct SimOutcome {
     pub stats: SimStats,
     /// The effect ledger: every real effect invocation, one JSON object each.
     pub ledger: Vec<Value>,
+    /// Why the seed could not run (its store did not open), if it could not.
+    pub error: Option<String>,
 }
 
 /// Counts of what happened in a run.
@@ -226,6 +236,8 @@ pub struct SimStats {
     pub timer_fires: u64,
     /// Resumes answered by the client.
     pub answers: u64,
+    /// Simulated time the run covered, milliseconds.
+    pub simulated_ms: u64,
     /// Due timers a worker was served before their park had landed (the window in
     /// which a fire must keep the timer).
     pub due_before_park: u64,
@@ -323,12 +335,16 @@ fn worker_name(i: usize) -> String {
 pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
     let setup = draw(seed, config);
     let schedule = schedule_json(seed, &setup);
+    let store = match SimStore::open(&config.store, seed) {
+        Ok(s) => s,
+        Err(e) => return unrunnable(seed, schedule, &config.store, &e),
+    };
     let dispatcher = MemoryDispatcher::with_lease_ms(config.lease_ms as i64)
         .unwrap_or_else(|_| MemoryDispatcher::new());
     // Registering the one target on a fresh in-memory dispatcher cannot fail.
     let _ = block_on(dispatcher.register_target(TARGET));
     let world = Arc::new(World {
-        events_cell: Mutex::new(Arc::new(MemoryEventStore::new())),
+        events_cell: Mutex::new(Arc::new(store)),
         timers: MemoryTimerStore::new(),
         dispatcher,
         book: Mutex::new(Book::default()),
@@ -429,10 +445,12 @@ pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
             }
         }
     }
+    let simulated_ms = sim.elapsed().as_millis() as u64;
     drop(sim);
     let mut outcome = finish(seed, config, &world, &setup, schedule, sim_error);
     outcome.stats.bounces = bounces;
     outcome.stats.partitions = partitions;
+    outcome.stats.simulated_ms = simulated_ms;
     outcome
 }
 
@@ -509,6 +527,7 @@ fn finish(
             bounces: 0,
             timer_fires: book.timer_fires,
             answers: book.answers_sent,
+            simulated_ms: 0,
             due_before_park: book.due_before_park,
             completed: logs
                 .iter()
@@ -520,6 +539,7 @@ fn finish(
     let outcome = SimOutcome {
         seed,
         ledger,
+        error: None,
         trace,
         violations,
         results,
@@ -542,6 +562,34 @@ fn finish(
         }
     }
     outcome
+}
+
+/// The outcome of a seed whose store could not be opened: an `error` result per rule
+/// (the seed did not run; it is neither a pass nor a violation).
+fn unrunnable(seed: u64, schedule: Value, store: &StoreSpec, error: &str) -> SimOutcome {
+    let message = format!("seed {seed}: the store `{store}` could not be opened: {error}");
+    SimOutcome {
+        seed,
+        trace: Vec::new(),
+        violations: Vec::new(),
+        results: RULES
+            .iter()
+            .map(|rule| {
+                CaseResult::error(
+                    "sim",
+                    "deploy",
+                    format!("seed-{seed}/{rule}"),
+                    [*rule],
+                    &message,
+                )
+            })
+            .collect(),
+        schedule,
+        logs: Vec::new(),
+        stats: SimStats::default(),
+        ledger: Vec::new(),
+        error: Some(message),
+    }
 }
 
 /// Writes a failing seed's files under `dir/seed-<seed>/`: the seed, the drawn setup
@@ -586,6 +634,78 @@ pub fn sweep(seeds: Range<u64>, shard: Option<(u32, u32)>, config: &SimConfig) -
             Some((i, n)) => s % u64::from(n) == u64::from(i),
         })
         .map(|s| run_seed(s, config))
+        .collect()
+}
+
+impl SimStats {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &SimStats) {
+        self.zombie_refused += other.zombie_refused;
+        self.hostile_refused += other.hostile_refused;
+        self.injected_crashes += other.injected_crashes;
+        self.effect_calls += other.effect_calls;
+        self.completed += other.completed;
+        self.store_restarts += other.store_restarts;
+        self.partitions += other.partitions;
+        self.bounces += other.bounces;
+        self.timer_fires += other.timer_fires;
+        self.answers += other.answers;
+        self.due_before_park += other.due_before_park;
+        self.simulated_ms += other.simulated_ms;
+    }
+
+    /// The fault and coverage counts as `name=count` pairs, for a summary line.
+    pub fn counts(&self) -> String {
+        format!(
+            "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} effect-calls={} completed={}",
+            self.injected_crashes,
+            self.zombie_refused,
+            self.hostile_refused,
+            self.bounces,
+            self.partitions,
+            self.store_restarts,
+            self.timer_fires,
+            self.answers,
+            self.due_before_park,
+            self.effect_calls,
+            self.completed
+        )
+    }
+}
+
+/// Runs `seeds` on `jobs` threads (at least one), each seed exactly as [`run_seed`]
+/// would; the outcomes come back in seed order, so a sweep's report does not depend on
+/// the job count.
+pub fn run_seeds(seeds: &[u64], config: &SimConfig, jobs: usize) -> Vec<SimOutcome> {
+    run_seeds_with(seeds, config, jobs, |_| {})
+}
+
+/// [`run_seeds`], calling `done` after each seed (for a progress bar).
+pub fn run_seeds_with(
+    seeds: &[u64],
+    config: &SimConfig,
+    jobs: usize,
+    done: impl Fn(&SimOutcome) + Sync,
+) -> Vec<SimOutcome> {
+    let jobs = jobs.clamp(1, JOBS_MAX).min(seeds.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<SimOutcome>>> = seeds.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&seed) = seeds.get(i) else {
+                    break;
+                };
+                let outcome = run_seed(seed, config);
+                done(&outcome);
+                *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
         .collect()
 }
 

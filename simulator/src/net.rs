@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use turmoil::net::{TcpListener, TcpStream};
 
+use crate::store::SimStore;
 use crate::{PlantedBug, Violation};
 
 /// The store server's TCP port.
@@ -68,7 +69,7 @@ impl Clock for SimClock {
 pub struct World {
     /// The authoritative event log. Behind a lock so a planted lost-write bug can
     /// replace it on a store restart; a correct store keeps it whole.
-    pub events_cell: Mutex<Arc<MemoryEventStore>>,
+    pub events_cell: Mutex<Arc<SimStore>>,
     /// Durable timers.
     pub timers: MemoryTimerStore,
     /// The dispatcher queue.
@@ -143,7 +144,7 @@ impl LedgerEntry {
 
 impl World {
     /// The event store as it is now.
-    pub fn events(&self) -> Arc<MemoryEventStore> {
+    pub fn events(&self) -> Arc<SimStore> {
         self.events_cell
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -160,6 +161,14 @@ impl World {
             book.store_restarts += 1;
             std::mem::take(&mut book.unsynced)
         };
+        if let Err(e) = self.events().restart() {
+            self.violate(Violation {
+                rule: "SPI-23".into(),
+                message: format!("the store did not come back after a restart: {e}"),
+                execution_id: None,
+                event_index: None,
+            });
+        }
         if self.bug != Some(PlantedBug::AckThenLoseOnRestart) || unsynced.is_empty() {
             return;
         }
@@ -180,7 +189,8 @@ impl World {
                 let _ = block_on(fresh.append(&id, 0, kept, token));
             }
         }
-        *self.events_cell.lock().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+        *self.events_cell.lock().unwrap_or_else(|p| p.into_inner()) =
+            Arc::new(SimStore::Memory(fresh));
     }
 
     /// Locks the bookkeeping; a poisoned lock still holds usable data.

@@ -5,7 +5,7 @@ use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use loom_report::{CaseResult, Environment, Report};
-use loom_sim::{run_seed, write_artifacts, SimConfig};
+use loom_sim::{run_seeds_with, write_artifacts, SimConfig, SimStats, StoreSpec};
 use std::path::PathBuf;
 
 /// Arguments of `loom sim`.
@@ -14,9 +14,11 @@ use std::path::PathBuf;
     after_help = "Each seed draws a whole deployment (2-5 stateless workers, a dispatcher, a shared store on a \
 simulated network, fault rates, latencies, flows) and runs a safety phase with crashes, partitions, zombie writers \
 and hostile resumes, then a liveness phase with faults off. Invariants are named by rule id; see docs/simulator.md.\n\n\
-Examples:\n  loom sim --seeds 200\n  loom sim --seeds 1000 --stormy --shard 0/4 --out shard-0/\n  loom sim --from 53 --seeds 1 --stormy\n\n\
+Examples:\n  loom sim --seeds 200 --jobs 2\n  loom sim --seeds 1000 --stormy --shard 0/4 --out shard-0/\n  loom sim --seed 53 --stormy\n  \
+loom sim --store sqlite --seeds 50\n  loom sim --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --seeds 20\n\n\
 The same seed gives the same trace, byte for byte. Shards merge with `loom report merge`.\n\
-Exit status: 0 every invariant held, 1 a violation (its seed and files are printed), 2 usage error."
+Exit status: 0 every invariant held, 1 a violation (its seed and files are printed), a store that could not be \
+opened, or no seed to run (e.g. --seeds 0), 2 usage error."
 )]
 pub struct SimArgs {
     /// How many seeds to run.
@@ -25,6 +27,16 @@ pub struct SimArgs {
     /// The first seed.
     #[arg(long, default_value_t = 0)]
     pub from: u64,
+    /// Run this one seed (the same as --from S --seeds 1).
+    #[arg(long, value_name = "S", conflicts_with_all = ["from", "seeds"])]
+    pub seed: Option<u64>,
+    /// The event store under simulation: memory, sqlite[:DIR], postgres://URL or cmd:COMMAND (a store adapter
+    /// speaking docs/protocols/store.md).
+    #[arg(long, default_value = "memory")]
+    pub store: String,
+    /// Seeds run on this many threads at once (results do not depend on it).
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
     /// Run only seeds with seed % N == I (I/N), for a CI matrix.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -62,6 +74,32 @@ pub fn run(args: SimArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    let store: StoreSpec = match args.store.parse() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: --store: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let (from, count) = match args.seed {
+        Some(s) => (s, 1),
+        None => (args.from, args.seeds),
+    };
+    // An exclusive range: seeds from..from+count, cut at u64::MAX (which is never run).
+    let seeds: Vec<u64> = (from..from.saturating_add(count))
+        .filter(|s| shard.is_none_or(|(i, n)| s % u64::from(n) == u64::from(i)))
+        .collect();
+    if seeds.is_empty() {
+        // An empty sweep proves nothing; passing it would read as a green run.
+        eprintln!(
+            "error: no seed to run: --seeds {count} from {from}{} selects none (a sweep must run at least one seed)",
+            args.shard
+                .as_deref()
+                .map(|s| format!(" in shard {s}"))
+                .unwrap_or_default()
+        );
+        return EXIT_FAILED;
+    }
     let out = match super::prepare_out(args.out.as_deref(), "sim") {
         Ok(dir) => dir,
         Err(e) => {
@@ -80,9 +118,7 @@ pub fn run(args: SimArgs) -> u8 {
         SimConfig::default()
     };
     config.artifacts_dir = None;
-    let seeds: Vec<u64> = (args.from..args.from.saturating_add(args.seeds))
-        .filter(|s| shard.is_none_or(|(i, n)| s % u64::from(n) == u64::from(i)))
-        .collect();
+    config.store = store.clone();
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
@@ -95,32 +131,50 @@ pub fn run(args: SimArgs) -> u8 {
     );
     let mut results: Vec<CaseResult> = Vec::new();
     let mut failing = Vec::new();
-    for seed in seeds {
-        bar.set_message(seed.to_string());
-        let outcome = run_seed(seed, &config);
+    let mut unrunnable = Vec::new();
+    let mut stats = SimStats::default();
+    let wall = std::time::Instant::now();
+    let outcomes = run_seeds_with(&seeds, &config, args.jobs, |o| {
+        bar.set_message(o.seed.to_string());
+        bar.inc(1);
+    });
+    let wall_s = wall.elapsed().as_secs_f64();
+    for outcome in outcomes {
+        stats.add(&outcome.stats);
+        if let Some(e) = &outcome.error {
+            unrunnable.push(e.clone());
+        }
         if !outcome.violations.is_empty() {
             let files = write_artifacts(&out, &outcome)
                 .map(|p| super::shown(&p))
                 .unwrap_or_else(|e| format!("(files not written: {e})"));
-            failing.push((seed, outcome.violations.clone(), files));
+            failing.push((outcome.seed, outcome.violations.clone(), files));
         }
         results.extend(outcome.results);
-        bar.inc(1);
     }
     bar.finish_and_clear();
     let rules = loom_harness::rules::rule_infos();
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.from);
     env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
-    env.extra.insert("seeds".into(), serde_json::json!({"from": args.from, "count": args.seeds, "shard": args.shard, "stormy": args.stormy}));
+    env.extra.insert("seeds".into(), serde_json::json!({"from": from, "count": count, "shard": args.shard, "stormy": args.stormy, "store": store.to_string()}));
     super::set_reproduce(&mut results, |r| {
         super::reproduce_sim(&r.case_id, args.stormy)
     });
+    // A cmd: store is a third party's: the run judges it; the others are the reference's.
+    let (subject, part) = match &store {
+        StoreSpec::Cmd(_) => (
+            loom_harness::subjects::store(&args.store, None),
+            loom_harness::subjects::STORE,
+        ),
+        _ => (
+            loom_harness::subjects::reference(&args.store),
+            loom_harness::subjects::REFERENCE,
+        ),
+    };
     let report = Report::new(env, rules, results)
-        .with_subjects(vec![loom_harness::subjects::reference("memory")])
-        .with_expectations(
-            loom_report::Expectations::default().part("sim", loom_harness::subjects::REFERENCE),
-        );
+        .with_subjects(vec![subject])
+        .with_expectations(loom_report::Expectations::default().part("sim", part));
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {
@@ -128,15 +182,31 @@ pub fn run(args: SimArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    let simulated_s = stats.simulated_ms as f64 / 1000.0;
+    println!(
+        "{} seed(s) on `{store}`, {} job(s): {simulated_s:.1} s simulated in {wall_s:.1} s wall ({:.0}x, {:.1} seeds/s)",
+        seeds.len(),
+        args.jobs.max(1),
+        simulated_s / wall_s.max(1e-9),
+        seeds.len() as f64 / wall_s.max(1e-9)
+    );
+    println!("faults and coverage: {}", stats.counts());
     println!(
         "{} results, {} failing seed(s)",
         report.results.len(),
         failing.len()
     );
+    for e in unrunnable.iter().take(3) {
+        println!("not run: {e}");
+    }
     for (seed, violations, files) in &failing {
         println!(
-            "seed {seed}: reproduce with `loom sim --from {seed} --seeds 1{}`; files: {files}",
-            if args.stormy { " --stormy" } else { "" }
+            "seed {seed}: reproduce with `loom sim --seed {seed}{}{}`; files: {files}",
+            if args.stormy { " --stormy" } else { "" },
+            match &store {
+                StoreSpec::Memory => String::new(),
+                s => format!(" --store '{s}'"),
+            }
         );
         for v in violations.iter().take(5) {
             println!(
@@ -148,7 +218,7 @@ pub fn run(args: SimArgs) -> u8 {
         }
     }
     super::print_report_paths(&paths, &report.digest);
-    if failing.is_empty() && report.summary.ok {
+    if failing.is_empty() && unrunnable.is_empty() && report.summary.ok {
         EXIT_OK
     } else {
         EXIT_FAILED
