@@ -169,3 +169,69 @@ fn an_empty_or_partial_run_cannot_pass() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn the_harness_self_check_is_a_separate_subject_that_credits_no_implementation() {
+    let out = scratch("harness");
+    let junit = out.join("junit.xml");
+    // One test of the report crate (the harness) citing SNAP-01, one of the kernel citing FOLD-09.
+    std::fs::write(
+        &junit,
+        r#"<testsuites>
+<testsuite name="loom-report::matrix"><testcase name="snap_01_only_a_report_test" classname="loom-report::matrix"/></testsuite>
+<testsuite name="loom-kernel::fold"><testcase name="fold_09_step_failed_does_not_fail_execution" classname="loom-kernel::fold"/></testsuite>
+</testsuites>"#,
+    )
+    .unwrap();
+    let o = loom(&["internal", "record-test-run", junit.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = loom(&[
+        "check",
+        "--quiet",
+        "--only",
+        "gates",
+        "--only",
+        "tests",
+        "--test-results",
+        junit.to_str().unwrap(),
+        "--out",
+        out.join("r").to_str().unwrap(),
+    ]);
+    let r = report(&out.join("r"));
+    let kinds: Vec<SubjectKind> = r.subjects.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [SubjectKind::Harness, SubjectKind::Reference],
+        "{}",
+        text(&o)
+    );
+    let reference = r
+        .summary
+        .subjects
+        .iter()
+        .find(|f| f.subject == "reference")
+        .unwrap();
+    let matrix = r.rule_matrix_for("reference");
+    let snap01 = matrix.iter().find(|row| row.rule.id == "SNAP-01").unwrap();
+    assert_eq!(
+        snap01.status,
+        loom_report::RuleStatus::NoResult,
+        "a harness test credits no implementation"
+    );
+    let fold09 = matrix.iter().find(|row| row.rule.id == "FOLD-09").unwrap();
+    assert_eq!(fold09.status, loom_report::RuleStatus::Pass);
+    assert!(reference.rules_passing >= 1);
+    let harness = r
+        .summary
+        .subjects
+        .iter()
+        .find(|f| f.subject == "harness")
+        .unwrap();
+    assert_eq!(harness.rules_applicable, 0);
+    assert!(
+        text(&o).contains("not counted toward any implementation"),
+        "{}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -119,3 +119,17 @@ fn spi_22_the_store_guide_kit_table_is_what_the_python_adapter_gets() {
     }
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+#[test]
+fn the_readme_states_the_catalogue_size_in_the_reference_figure() {
+    let readme = read("README.md");
+    let at = readme
+        .find(" rules of the catalogue")
+        .expect("README states the figure");
+    let stated: usize = readme[..at]
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a number before ` rules of the catalogue`");
+    assert_eq!(stated, loom_spec::Catalogue::load().rules().len());
+}

@@ -22,7 +22,7 @@
 //! `reports/schema/report.schema.json`.
 //!
 //! ```
-//! use loom_report::{Baseline, CaseResult, Environment, Failure, Report, RuleInfo};
+//! use loom_report::{Baseline, CaseResult, Environment, Failure, Report, RuleInfo, Subject, SubjectKind};
 //! use serde_json::json;
 //!
 //! let rules = vec![RuleInfo::new("FOLD-09", "MUST", "FOLD", "STEP_FAILED does not fail the execution")];
@@ -37,10 +37,14 @@
 //!     "[[entries]]\ncase_id = \"fold-002\"\nreason = \"issue 12\"\n",
 //! ).unwrap();
 //! baseline.apply(&mut results);
-//! let report = Report::new(Environment::new("loom", "0.1.0"), rules, results);
+//! let kernel = Subject::new("kernel", SubjectKind::Kernel, "my-kernel");
+//! let report = Report::new(Environment::new("loom", "0.1.0"), rules, results)
+//!     .with_subjects(vec![kernel]);
 //! assert!(report.summary.ok);
 //! assert!(report.verify_digest());
-//! assert_eq!(report.summary.rules_with_passing_evidence, 1);
+//! assert_eq!(report.results[0].subject.as_deref(), Some("kernel"));
+//! // A rule with a known failure is not evidenced, however many cases pass.
+//! assert_eq!(report.summary.rules_with_passing_evidence, 0);
 //! ```
 #![deny(missing_docs)]
 
