@@ -133,3 +133,28 @@ fn no_junit_file_is_an_error_for_the_caller_to_report() {
     let dir = Dir::new("missing");
     assert!(tests_part::run(&dir.0.join("nope.xml")).is_err());
 }
+
+#[test]
+fn the_compat_gate_and_manifest_tests_of_loom_spec_exercise_the_reference() {
+    assert_eq!(
+        tests_part::subject_of_suite("loom-spec::compat"),
+        "reference"
+    );
+    assert_eq!(
+        tests_part::subject_of_suite("loom-spec::manifest"),
+        "reference"
+    );
+    assert_eq!(
+        tests_part::subject_of_suite("loom-spec::evidence"),
+        "harness"
+    );
+    assert_eq!(
+        tests_part::subject_of_suite("loom-report::matrix"),
+        "harness"
+    );
+    assert_eq!(
+        tests_part::subject_of_suite("loom-kernel::fold"),
+        "reference"
+    );
+    assert_eq!(tests_part::subject_of_suite("loom::cli"), "reference");
+}

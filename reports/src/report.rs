@@ -609,7 +609,7 @@ impl Report {
             };
             if !subject.is_judged() {
                 out.push(format!(
-                    "{} ({}): {} passed, {} failed, {} skipped (not counted toward any implementation's figure)",
+                    "{} ({}): {} result(s) passed, {} failed, {} skipped (not counted toward any implementation's figure)",
                     subject.id,
                     subject.name,
                     f.by_status.pass,
