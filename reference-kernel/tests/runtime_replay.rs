@@ -453,7 +453,7 @@ fn replay_14_replay_never_needs_the_archive() {
 }
 
 #[test]
-fn replay_15_same_log_same_rerun_without_snapshots() {
+fn two_runtimes_rerun_the_same_log_the_same_way() {
     let f = flow("f", json!([run_step("a"), suspend("g"), run_step("b")]));
     let (r1, r2) = (rt(std::slice::from_ref(&f)), rt(&[f]));
     for r in [&r1, &r2] {
@@ -464,7 +464,7 @@ fn replay_15_same_log_same_rerun_without_snapshots() {
 }
 
 #[test]
-fn replay_16_runs_are_byte_deterministic() {
+fn runs_with_parallel_branches_are_byte_deterministic() {
     let f = json!({"flowId": "f", "effects": {"a": {"outcomes": [{"value": 1, "ticks": 2}]}},
         "body": [{"op": "parallel", "branches": [[run_step("a"), emit("X", json!(1))], [run_step("b"), emit("Y", json!(2))]]}, suspend("g"), {"op": "decide", "id": "d", "choice": 3}]});
     let (r1, r2) = (rt(std::slice::from_ref(&f)), rt(&[f]));

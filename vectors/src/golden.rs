@@ -34,7 +34,9 @@ use crate::format::{to_pretty, Kind, RuntimeInput};
 use crate::limits::{GOLDEN_ENTRIES_MAX, GOLDEN_FILE_BYTES_MAX};
 use crate::replay::{comparable, first_divergence, Divergence};
 use crate::runner::{apply_blames, CallError, Claims, KernelClient};
-use crate::scrub::{run_scenario, scrub_answer, scrub_envelope, SCENARIO_STEPS_MAX};
+use crate::scrub::{
+    run_scenario, run_scenario_with_snapshots, scrub_answer, scrub_envelope, SCENARIO_STEPS_MAX,
+};
 use loom_kernel::canonical_string;
 use loom_kernel::digest::sha256_hex;
 use loom_report::{first_difference, CaseResult, Failure};
@@ -50,6 +52,8 @@ pub const AREA: &str = "golden";
 pub const REFERENCE_SUITE: &str = "replay";
 /// The suite of a replay through a kernel's `runScenario` (over the kernel protocol).
 pub const KERNEL_SUITE: &str = "run-scenario";
+/// The suite of a replay through the reference runtime with a SnapshotStore wired.
+pub const SNAPSHOT_SUITE: &str = "replay-with-snapshots";
 /// The suite of the byte-level hash-chain comparison (COMPAT-09).
 pub const CHAIN_SUITE: &str = "hash-chain";
 /// The rules every replay result cites, besides the entry's own.
@@ -498,6 +502,53 @@ fn check_reference(entry: &Entry) -> Verdict {
 pub fn replay_entry(entry: &Entry) -> CaseResult {
     let started = Instant::now();
     to_result(entry, REFERENCE_SUITE, check_reference(entry), started)
+}
+
+/// Replays one entry through the reference runtime with `snapshots` wired and writing
+/// as `policy` says (REPLAY-15): the log and outcomes must be the recorded ones, which
+/// a runtime without snapshots recorded, and the runtime must report no refused or
+/// unwritten snapshot. Cites REPLAY-15, SNAP-02 and the entry's rules. Also returns how
+/// the runtime's loads went (none when the entry did not run).
+pub fn replay_entry_with_snapshots<P: loom_kernel::spi::SnapshotStore + 'static>(
+    entry: &Entry,
+    snapshots: std::sync::Arc<P>,
+    policy: loom_kernel::runtime::SnapshotPolicy,
+) -> (CaseResult, Option<loom_kernel::runtime::LoadTotals>) {
+    let started = Instant::now();
+    let mut loads = None;
+    let verdict = match recorded(entry) {
+        Err(v) => v,
+        Ok((log, outcomes)) => match run_scenario_with_snapshots(&entry.input(), snapshots, policy)
+        {
+            Err(e) => Verdict::Error(format!("the reference runtime refused the entry: {e}")),
+            Ok(run) => {
+                loads = Some(run.loads);
+                let (answer, diagnostics) = (run.answer, run.diagnostics);
+                let snapshot_problems: Vec<String> = diagnostics
+                    .iter()
+                    .filter(|d| d.rule == "REPLAY-15" || d.rule == "SNAP-05")
+                    .map(|d| format!("{}: {}", d.rule, d.message))
+                    .collect();
+                match compare_answer(&answer, log, outcomes, "the replay with snapshots") {
+                    Verdict::Pass if !snapshot_problems.is_empty() => Verdict::Fail(
+                        format!(
+                            "the log matches, but the runtime reported snapshot problems: {}",
+                            snapshot_problems.join("; ")
+                        ),
+                        Box::new(Failure::values(json!([]), json!(snapshot_problems))),
+                    ),
+                    other => other,
+                }
+            }
+        },
+    };
+    let mut r = to_result(entry, SNAPSHOT_SUITE, verdict, started);
+    for rule in ["REPLAY-15", "SNAP-02"] {
+        if !r.rules.iter().any(|x| x == rule) {
+            r.rules.push(rule.to_owned());
+        }
+    }
+    (r, loads)
 }
 
 /// Replays every entry of `entries` through the reference runtime ([`replay_entry`]).

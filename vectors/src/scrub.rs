@@ -30,11 +30,12 @@
 use crate::protocol::Answer;
 use loom_kernel::ingress::ResumeRequest;
 use loom_kernel::runtime::{
-    block_on, Delivery, Release, RunOutcome, Runtime, RuntimeConfig, RuntimeError,
+    block_on, Delivery, Diagnostic, LoadTotals, Release, RunOutcome, Runtime, RuntimeConfig,
+    RuntimeError, SnapshotPolicy,
 };
-use loom_kernel::spi::{Clock, EventStore, ManualClock, TimerStore};
+use loom_kernel::spi::{Clock, EventStore, ManualClock, SnapshotStore, TimerStore};
 use loom_kernel::versions::KernelFeatures;
-use loom_stores::{MemoryEventStore, MemoryTimerStore};
+use loom_stores::{MemoryEventStore, MemorySnapshotStore, MemoryTimerStore};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -73,6 +74,33 @@ fn features(names: &[String]) -> Result<KernelFeatures, String> {
 
 /// Runs a scenario on the reference runtime; the answer is not scrubbed.
 pub fn run_scenario(input: &crate::format::RuntimeInput) -> Result<Value, String> {
+    run_scenario_on(input, None::<(Arc<MemorySnapshotStore>, SnapshotPolicy)>).map(|r| r.answer)
+}
+
+/// A scenario run with a SnapshotStore wired.
+#[derive(Debug, Clone)]
+pub struct SnapshottedRun {
+    /// The `runScenario` answer, unscrubbed.
+    pub answer: Value,
+    /// What the runtime reported outside the log (a refused or unwritten snapshot is one).
+    pub diagnostics: Vec<Diagnostic>,
+    /// How the runtime's loads went: from snapshots, and how many tail events they folded.
+    pub loads: LoadTotals,
+}
+
+/// Runs a scenario on the reference runtime with `snapshots` wired (REPLAY-15).
+pub fn run_scenario_with_snapshots<P: SnapshotStore + 'static>(
+    input: &crate::format::RuntimeInput,
+    snapshots: Arc<P>,
+    policy: SnapshotPolicy,
+) -> Result<SnapshottedRun, String> {
+    run_scenario_on(input, Some((snapshots, policy)))
+}
+
+fn run_scenario_on<P: SnapshotStore + 'static>(
+    input: &crate::format::RuntimeInput,
+    snapshots: Option<(Arc<P>, SnapshotPolicy)>,
+) -> Result<SnapshottedRun, String> {
     if input.steps.len() > SCENARIO_STEPS_MAX {
         return Err(format!("more than {SCENARIO_STEPS_MAX} steps"));
     }
@@ -85,12 +113,28 @@ pub fn run_scenario(input: &crate::format::RuntimeInput) -> Result<Value, String
     if input.timers {
         let mut rt = Runtime::new(Arc::clone(&store), Arc::clone(&clock), config)
             .with_timers(Arc::new(MemoryTimerStore::new()));
+        if let Some((p, policy)) = snapshots {
+            rt = rt.with_snapshots(p, policy);
+        }
         register(&mut rt, &input.flows)?;
-        drive(&rt, &clock, &input.steps)
+        let answer = drive(&rt, &clock, &input.steps)?;
+        Ok(SnapshottedRun {
+            answer,
+            diagnostics: rt.diagnostics(),
+            loads: rt.load_totals(),
+        })
     } else {
         let mut rt = Runtime::new(Arc::clone(&store), Arc::clone(&clock), config);
+        if let Some((p, policy)) = snapshots {
+            rt = rt.with_snapshots(p, policy);
+        }
         register(&mut rt, &input.flows)?;
-        drive(&rt, &clock, &input.steps)
+        let answer = drive(&rt, &clock, &input.steps)?;
+        Ok(SnapshottedRun {
+            answer,
+            diagnostics: rt.diagnostics(),
+            loads: rt.load_totals(),
+        })
     }
 }
 

@@ -392,3 +392,78 @@ fn replay_16_the_corpus_covers_every_syscall_and_outcome() {
     let missing: Vec<&&str> = want.iter().filter(|w| !have.contains(**w)).collect();
     assert!(missing.is_empty(), "not covered: {missing:?}");
 }
+
+/// REPLAY-15 over the whole committed corpus: every entry, run again with a
+/// SnapshotStore wired (the in-memory and the SQLite store of the kits; a snapshot after
+/// every event, only on park, or every third event without park snapshots, so that loads
+/// fold a tail after the snapshot), must give the log and outcomes the runtime recorded
+/// without snapshots, with no snapshot refused or unwritten.
+#[test]
+fn replay_15_every_corpus_entry_gives_its_recorded_log_with_snapshots_on() {
+    use loom_kernel::runtime::SnapshotPolicy;
+    use loom_kernel::spi::{SnapshotStore, SnapshotStoreMethod};
+    use loom_stores::{MemorySnapshotStore, SqliteStore};
+    use loom_vectors::scrub::SCENARIO_EXECUTION_ID;
+    use std::sync::Arc;
+
+    fn sequences<P: SnapshotStore>(store: &P) -> Vec<u64> {
+        assert!(store
+            .capabilities()
+            .claims(SnapshotStoreMethod::ListSequences));
+        loom_kernel::runtime::block_on(store.list_sequences(SCENARIO_EXECUTION_ID)).unwrap()
+    }
+
+    let entries = corpus();
+    assert!(entries.len() >= 15, "{} entries", entries.len());
+    let (mut written, mut tail_events, mut from_snapshot) = (0, 0, 0);
+    for entry in &entries {
+        for (every_events, on_park) in [(1, true), (0, true), (3, false), (2, false)] {
+            let policy = SnapshotPolicy {
+                every_events,
+                on_park,
+            };
+            let memory = Arc::new(MemorySnapshotStore::new());
+            let (r, loads) =
+                golden::replay_entry_with_snapshots(entry, Arc::clone(&memory), policy);
+            assert_eq!(
+                r.status,
+                Status::Pass,
+                "{} (memory, every {every_events}): {:?}",
+                r.case_id,
+                r.message
+            );
+            assert!(r.rules.iter().any(|x| x == "REPLAY-15"));
+            let in_memory = sequences(memory.as_ref());
+            let sqlite = Arc::new(SqliteStore::open_in_memory().unwrap().snapshots());
+            let (r, sqlite_loads) =
+                golden::replay_entry_with_snapshots(entry, Arc::clone(&sqlite), policy);
+            assert_eq!(
+                r.status,
+                Status::Pass,
+                "{} (SQLite, every {every_events}): {:?}",
+                r.case_id,
+                r.message
+            );
+            // Both stores saw the same snapshots: where they fall depends on the log only.
+            assert_eq!(in_memory, sequences(sqlite.as_ref()), "{}", entry.id);
+            assert_eq!(loads, sqlite_loads, "{}", entry.id);
+            let loads = loads.unwrap();
+            assert_eq!(loads.refused, 0, "{}", entry.id);
+            (tail_events, from_snapshot) = (
+                tail_events + loads.tail_events,
+                from_snapshot + loads.from_snapshot,
+            );
+            let n = entry.log.as_ref().map_or(0, Vec::len) as u64;
+            if every_events == 1 && n > 0 {
+                // Every run that appended wrote snapshots, none beyond the log's end.
+                assert!(!in_memory.is_empty(), "{}", entry.id);
+                assert!(in_memory.iter().all(|&k| k < n), "{}", entry.id);
+            }
+            written += in_memory.len();
+        }
+    }
+    assert!(written > 100, "only {written} snapshots were written");
+    // The snapshot-plus-tail path ran, not only restores at the end of the log.
+    assert!(from_snapshot > 30, "{from_snapshot} loads from a snapshot");
+    assert!(tail_events > 30, "{tail_events} tail events folded");
+}

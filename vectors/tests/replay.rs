@@ -1,6 +1,7 @@
-//! Golden-log replay (REPLAY-16): a log recorded by a flow script replays unchanged
-//! against the same script; after a code change the first divergence is reported with
-//! its event index, both envelopes and the syscall.
+//! The replay tool (`loom replay --log --flow`): a log recorded here by a flow script
+//! replays unchanged against the same script; after a code change the first divergence
+//! is reported with its event index, both envelopes and the syscall. REPLAY-16's
+//! evidence is the committed corpus (`tests/golden.rs`), not these in-test recordings.
 
 use loom_vectors::format::RuntimeInput;
 use loom_vectors::replay::replay;
@@ -40,7 +41,7 @@ fn steps() -> Value {
 }
 
 #[test]
-fn replay_16_golden_log_replays_unchanged() {
+fn replay_tool_a_log_recorded_here_replays_unchanged() {
     let log = record(&flow("b"), steps());
     let report = replay(&log, &flow("b")).unwrap();
     assert!(report.unchanged(), "{}", report.render_text());
@@ -48,7 +49,7 @@ fn replay_16_golden_log_replays_unchanged() {
 }
 
 #[test]
-fn replay_16_code_change_is_a_structured_divergence() {
+fn replay_tool_a_code_change_is_a_structured_divergence() {
     let log = record(&flow("b"), steps());
     let report = replay(&log, &flow("b2")).unwrap();
     let d = report.divergence.clone().expect("diverges");

@@ -120,6 +120,11 @@ pub(crate) struct RunState {
     mail: MailLog,
     /// Buffered messages per topic already served to a `receive` / `select` this run.
     mail_taken: BTreeMap<String, usize>,
+    /// The sequence of the last snapshot this run wrote or queued (REPLAY-15).
+    snapshot_at: Option<u64>,
+    /// A snapshot that fell due inside `parallel`, written once the branches are done
+    /// so that a store that makes the write wait cannot reorder the branches' appends.
+    pending_snapshot: Option<(ExecutionState, u64)>,
 }
 
 /// What the log says about messages: the sequence at which each wait was first
@@ -276,6 +281,8 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                 statements: 0,
                 mail,
                 mail_taken: BTreeMap::new(),
+                snapshot_at: None,
+                pending_snapshot: None,
             }),
         }
     }
@@ -338,7 +345,10 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
             Ok(()) => Stop::Complete(Value::Null),
         };
         match stop {
-            Stop::Park(gate) => Ok(RunOutcome::Parked { gate }),
+            Stop::Park(gate) => {
+                self.snapshot_on_park().await;
+                Ok(RunOutcome::Parked { gate })
+            }
             Stop::Crash(point) => Ok(RunOutcome::Crashed { point }),
             Stop::Store(e) => Err(e),
             Stop::Continued(to) => Ok(RunOutcome::Continued { to }),
@@ -346,7 +356,10 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                 let payload =
                     json!({ "on": DIVERGED_GATE, "condition": { "reason": reason.clone() } });
                 match self.append("EXECUTION_SUSPENDED", payload, None).await {
-                    Ok(_) => Ok(RunOutcome::Diverged { reason }),
+                    Ok(_) => {
+                        self.snapshot_on_park().await;
+                        Ok(RunOutcome::Diverged { reason })
+                    }
                     Err(Stop::Crash(point)) => Ok(RunOutcome::Crashed { point }),
                     Err(Stop::Store(e)) => Err(e),
                     Err(_) => Ok(RunOutcome::Diverged { reason }),
@@ -391,14 +404,57 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
             self.st().next_seq = sequence;
             return Err(Stop::Store(RuntimeError::from_store(e)));
         }
-        let mut st = self.st();
-        let state = std::mem::take(&mut st.state);
-        st.state = fold_owned(state, std::iter::once(env));
-        st.appended += 1;
-        if st.crash_after == Some(st.appended) {
-            return Err(Stop::Crash(format!("after-append-{}", st.appended)));
+        let snapshot = {
+            let mut st = self.st();
+            let state = std::mem::take(&mut st.state);
+            st.state = fold_owned(state, std::iter::once(env));
+            st.appended += 1;
+            if st.crash_after == Some(st.appended) {
+                return Err(Stop::Crash(format!("after-append-{}", st.appended)));
+            }
+            // REPLAY-15: a snapshot after each event that closes a block of the policy.
+            if self.rt.snapshot_due(sequence) {
+                st.snapshot_at = Some(sequence);
+                let state = st.state.clone();
+                if st.depth > 0 {
+                    st.pending_snapshot = Some((state, sequence));
+                    None
+                } else {
+                    Some(state)
+                }
+            } else {
+                None
+            }
+        };
+        if let Some(state) = snapshot {
+            self.rt
+                .write_snapshot(&self.exec_id, &state, sequence)
+                .await;
         }
         Ok(sequence)
+    }
+
+    /// REPLAY-15: a parked execution is snapshotted, so its resume folds no tail but
+    /// the resume's own events.
+    async fn snapshot_on_park(&self) {
+        if !self.rt.snapshot_on_park() {
+            return;
+        }
+        let snapshot = {
+            let mut st = self.st();
+            match st.next_seq.checked_sub(1) {
+                Some(last) if st.snapshot_at != Some(last) => {
+                    st.snapshot_at = Some(last);
+                    Some((st.state.clone(), last))
+                }
+                _ => None,
+            }
+        };
+        if let Some((state, sequence)) = snapshot {
+            self.rt
+                .write_snapshot(&self.exec_id, &state, sequence)
+                .await;
+        }
     }
 
     /// FOLD-37 (fail mode): the run has reached a live point; every step and decision
@@ -1141,7 +1197,21 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
             done: Vec::new(),
         }
         .await;
-        self.st().depth -= 1;
+        let pending = {
+            let mut st = self.st();
+            st.depth -= 1;
+            let crashed = done.iter().any(|(_, r)| matches!(r, Err(s) if s.aborts()));
+            if st.depth == 0 && !crashed {
+                st.pending_snapshot.take()
+            } else {
+                None
+            }
+        };
+        if let Some((state, sequence)) = pending {
+            self.rt
+                .write_snapshot(&self.exec_id, &state, sequence)
+                .await;
+        }
         // Fail-fast join: the first branch to stop (in completion order) decides; the
         // siblings have already run to settlement (TYPED-15).
         for (_, r) in done {

@@ -27,3 +27,7 @@ pub const CONTINUATIONS_PER_CALL_MAX: usize = 64;
 /// Most times one `deliver` call decides again after losing an append race to
 /// quarantine facts only (they do not move the park fence, FOLD-46).
 pub const DELIVERY_ATTEMPTS_MAX: u32 = 4;
+/// Events between two periodic snapshots when a SnapshotStore is wired and the policy
+/// is not set: a snapshot costs one serialisation of the state, so one per hundred
+/// appended events keeps its cost small next to the folding it saves (REPLAY-15).
+pub const SNAPSHOT_EVERY_EVENTS_DEFAULT: u64 = 100;

@@ -13,7 +13,9 @@
 //!   wake) reads the log, folds it once, and runs the flow from its first statement.
 //!   Completed steps, typed failures and decisions are served from the folded state;
 //!   gates take `_resumePayloads` entries in order. Each appended event is folded
-//!   incrementally, so a run is linear in the log.
+//!   incrementally, so a run is linear in the log. With a SnapshotStore wired
+//!   ([`Runtime::with_snapshots`]) the load restores the latest snapshot and folds only
+//!   the tail, and runs write snapshots every N events and on park (see `snapshots`).
 //! - **Ingress is not duplicated here.** Every resume goes through
 //!   [`crate::ingress::admit`], and its events are appended in one atomic batch with the
 //!   optimistic `expected_next` check (and the fence when the store has one), so two
@@ -33,6 +35,7 @@ pub mod effects;
 mod interp;
 pub mod limits;
 pub mod script;
+mod snapshots;
 pub mod verify;
 mod wave2;
 
@@ -48,6 +51,7 @@ pub use effects::{
     GrantAll, Negotiator, ScriptedEffect, WithErrors,
 };
 pub use script::{CrashPoint, FlowScript, ScriptError, Stmt};
+pub use snapshots::{check_record, LoadReport, LoadTotals, SnapshotPolicy};
 pub use verify::{verify_flow, Finding, Wiring};
 pub use wave2::{continuation_id, Delivery, Release};
 
@@ -58,7 +62,8 @@ use crate::ingress::{
     ResumeRequest,
 };
 use crate::spi::{
-    Clock, EventStore, EventStoreMethod, FenceToken, StoreError, StoreErrorKind, Timer, TimerStore,
+    Clock, EventStore, EventStoreMethod, FenceToken, SnapshotStore, StoreError, StoreErrorKind,
+    Timer, TimerStore,
 };
 use crate::versions::{effective_syscalls, KernelFeatures, KERNEL_ABI_VERSION, WIRE_ABI_VERSION};
 use interp::Interp;
@@ -255,6 +260,8 @@ struct Spy {
     decider_calls: BTreeMap<String, u64>,
     negotiator_calls: u64,
     diagnostics: Vec<Diagnostic>,
+    last_load: Option<LoadReport>,
+    load_totals: LoadTotals,
 }
 
 /// The reference runtime over an [`EventStore`], a [`Clock`] and an optional
@@ -273,6 +280,7 @@ pub struct Runtime<S, C, T = NoTimerStore> {
     authorizer: Option<Arc<dyn ExecutionAuthorizer + Send + Sync>>,
     spy: Mutex<Spy>,
     fault: Mutex<Option<FaultPlan>>,
+    snapshots: Option<snapshots::Snapshots>,
 }
 
 /// What firing one due timer found.
@@ -386,6 +394,7 @@ impl<S: EventStore, C: Clock> Runtime<S, C, NoTimerStore> {
             authorizer: None,
             spy: Mutex::new(Spy::default()),
             fault: Mutex::new(None),
+            snapshots: None,
         }
     }
 
@@ -406,11 +415,25 @@ impl<S: EventStore, C: Clock> Runtime<S, C, NoTimerStore> {
             authorizer: self.authorizer,
             spy: self.spy,
             fault: self.fault,
+            snapshots: self.snapshots,
         }
     }
 }
 
 impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
+    /// The same runtime with a SnapshotStore wired: runs write snapshots as `policy`
+    /// says and on park, and every load restores the latest usable snapshot and folds
+    /// only the events after it (REPLAY-15; see `snapshots`). Without one, every load
+    /// folds the whole log.
+    pub fn with_snapshots<P: SnapshotStore + 'static>(
+        mut self,
+        store: Arc<P>,
+        policy: SnapshotPolicy,
+    ) -> Self {
+        self.snapshots = Some(snapshots::Snapshots { store, policy });
+        self
+    }
+
     /// Registers a parsed flow under its `flowId`.
     pub fn register_flow(&mut self, script: FlowScript) {
         self.flows.insert(script.flow_id.clone(), Arc::new(script));
@@ -494,6 +517,51 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
     /// How many times the budget negotiator was called.
     pub fn negotiator_calls(&self) -> u64 {
         self.spy().negotiator_calls
+    }
+
+    /// How the last load of an execution went: from a snapshot plus its tail, or from
+    /// the whole log (see [`LoadReport`]).
+    pub fn last_load(&self) -> Option<LoadReport> {
+        self.spy().last_load.clone()
+    }
+
+    /// Counts over every load this runtime made with a SnapshotStore wired.
+    pub fn load_totals(&self) -> LoadTotals {
+        self.spy().load_totals
+    }
+
+    /// The execution's folded state, loaded exactly as a resume loads it (the latest
+    /// usable snapshot plus the tail when a SnapshotStore is wired).
+    pub async fn load_state(&self, execution_id: &str) -> Result<ExecutionState, RuntimeError> {
+        check_execution_id(execution_id)?;
+        self.read(execution_id).await.map(|(_, state)| state)
+    }
+
+    /// Whether a run writes a snapshot after appending the event at `sequence`.
+    pub(crate) fn snapshot_due(&self, sequence: u64) -> bool {
+        self.snapshots
+            .as_ref()
+            .is_some_and(|s| s.policy.due_at(sequence))
+    }
+
+    /// Whether a run writes a snapshot when it parks.
+    pub(crate) fn snapshot_on_park(&self) -> bool {
+        self.snapshots.as_ref().is_some_and(|s| s.policy.on_park)
+    }
+
+    /// Writes a snapshot of `state`, which covers the log through `sequence`. A failed
+    /// write is a diagnostic: snapshots only bound the replay tail (SNAP-02).
+    pub(crate) async fn write_snapshot(
+        &self,
+        execution_id: &str,
+        state: &ExecutionState,
+        sequence: u64,
+    ) {
+        if let Some(s) = &self.snapshots {
+            if let Err(msg) = snapshots::save(s, execution_id, state, sequence).await {
+                self.diagnose(execution_id, None, "REPLAY-15", &msg);
+            }
+        }
     }
 
     /// Diagnostics reported outside the log (oldest first).
@@ -611,8 +679,19 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         if log.is_empty() {
             return Err(RuntimeError::NotStarted(execution_id.to_owned()));
         }
-        let state = fold(&log);
-        Ok((log, state))
+        let Some(s) = &self.snapshots else {
+            let state = fold(&log);
+            return Ok((log, state));
+        };
+        let loaded = snapshots::load(s, execution_id, &log).await;
+        if let Some((rule, msg)) = &loaded.diagnostic {
+            self.diagnose(execution_id, None, rule, msg);
+        }
+        let mut spy = self.spy();
+        spy.load_totals.add(&loaded.report);
+        spy.last_load = Some(loaded.report);
+        drop(spy);
+        Ok((log, loaded.state))
     }
 
     fn take_fault(&self) -> Option<u64> {
