@@ -81,6 +81,117 @@ pub fn check_hello(hello: &Value) -> Result<(), String> {
     }
 }
 
+/// What a kernel's `hello` says about its syscall ABI (ABI-05), judged against this
+/// harness's manifest (the kernel's `KERNEL_ABI_VERSION` and `SYSCALL_CATALOGUE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HelloAbi {
+    /// Both fields are there and agree with the manifest.
+    Consistent {
+        /// The advertised `kernelAbiVersion`.
+        version: String,
+        /// The advertised syscalls, in the hello's order.
+        syscalls: Vec<String>,
+    },
+    /// Neither `kernelAbiVersion` nor `syscalls` is there.
+    Absent,
+    /// One is missing, malformed, or disagrees with the manifest; the text says which.
+    Mismatch(String),
+}
+
+/// Checks the `kernelAbiVersion` and `syscalls` fields of a kernel's `hello` (ABI-05):
+/// both or neither; the version is `MAJOR.MINOR.PATCH` with the manifest's major; the
+/// list holds distinct names; a syscall the manifest knows is not advertised below the
+/// version that introduced it; every syscall without a feature flag that the advertised
+/// version has is there (a flag-gated one may be off, ABI-06); a name the manifest does
+/// not know is accepted only from a kernel of a newer minor (additive, ABI-07).
+pub fn check_hello_abi(hello: &Value) -> HelloAbi {
+    use loom_kernel::versions::{SemVer, KERNEL_ABI_VERSION, SYSCALL_CATALOGUE};
+    let (version, syscalls) = (hello.get("kernelAbiVersion"), hello.get("syscalls"));
+    let (version, syscalls) = match (version, syscalls) {
+        (None, None) => return HelloAbi::Absent,
+        (Some(_), None) => {
+            return HelloAbi::Mismatch(
+                "the hello advertises kernelAbiVersion but no syscalls list next to it".into(),
+            )
+        }
+        (None, Some(_)) => {
+            return HelloAbi::Mismatch(
+                "the hello advertises a syscalls list but no kernelAbiVersion next to it".into(),
+            )
+        }
+        (Some(v), Some(s)) => (v, s),
+    };
+    let Some(text) = version.as_str() else {
+        return HelloAbi::Mismatch(format!("kernelAbiVersion is {version}, not a string"));
+    };
+    let theirs = match SemVer::parse(text) {
+        Ok(v) => v,
+        Err(e) => return HelloAbi::Mismatch(format!("kernelAbiVersion: {e}")),
+    };
+    let ours = match SemVer::parse(KERNEL_ABI_VERSION) {
+        Ok(v) => v,
+        Err(e) => return HelloAbi::Mismatch(format!("the manifest's KERNEL_ABI_VERSION: {e}")),
+    };
+    if theirs.major != ours.major {
+        return HelloAbi::Mismatch(format!(
+            "kernelAbiVersion {text} has another major than this harness's manifest (KERNEL_ABI_VERSION {KERNEL_ABI_VERSION}); a different major is another ABI"
+        ));
+    }
+    let Some(list) = syscalls.as_array() else {
+        return HelloAbi::Mismatch(format!(
+            "syscalls is {}, not an array",
+            quote(&syscalls.to_string())
+        ));
+    };
+    let mut names: Vec<String> = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let Some(name) = item.as_str() else {
+            return HelloAbi::Mismatch(format!("syscalls[{i}] is {item}, not a string"));
+        };
+        if names.iter().any(|n| n == name) {
+            return HelloAbi::Mismatch(format!("syscalls lists `{name}` twice"));
+        }
+        names.push(name.to_owned());
+    }
+    for name in &names {
+        match SYSCALL_CATALOGUE.iter().find(|s| s.name == name) {
+            Some(spec) => {
+                let since = SemVer::parse(spec.since).unwrap_or(ours);
+                if since > theirs {
+                    return HelloAbi::Mismatch(format!(
+                        "`{name}` came with KERNEL_ABI {} but the hello advertises kernelAbiVersion {text}",
+                        spec.since
+                    ));
+                }
+            }
+            None if theirs <= ours => {
+                return HelloAbi::Mismatch(format!(
+                    "`{name}` is not a syscall of KERNEL_ABI {text} (the manifest, KERNEL_ABI_VERSION {KERNEL_ABI_VERSION}, lists {})",
+                    SYSCALL_CATALOGUE.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            None => {}
+        }
+    }
+    let missing: Vec<&str> = SYSCALL_CATALOGUE
+        .iter()
+        .filter(|s| s.feature.is_none())
+        .filter(|s| SemVer::parse(s.since).is_ok_and(|since| since <= theirs))
+        .filter(|s| !names.iter().any(|n| n == s.name))
+        .map(|s| s.name)
+        .collect();
+    if !missing.is_empty() {
+        return HelloAbi::Mismatch(format!(
+            "kernelAbiVersion {text} always has {} (no feature flag gates them), but the syscalls list lacks them",
+            missing.join(", ")
+        ));
+    }
+    HelloAbi::Consistent {
+        version: text.to_owned(),
+        syscalls: names,
+    }
+}
+
 /// A foreign kernel behind the stdio protocol.
 pub struct KernelProcess {
     adapter: Adapter,

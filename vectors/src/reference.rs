@@ -65,6 +65,10 @@ impl ReferenceKernel {
             "eventSchemaVersion": EVENT_SCHEMA_VERSION,
             "kinds": claimed_kinds(),
             "methods": METHODS,
+            // ABI-05: the syscall list next to the ABI version, as the wire handshake
+            // advertises them with every feature flag off.
+            "kernelAbiVersion": loom_kernel::versions::KERNEL_ABI_VERSION,
+            "syscalls": loom_kernel::versions::effective_syscalls(&Default::default()),
         })
     }
 

@@ -223,10 +223,60 @@ fn apply_expected_failure(result: &mut CaseResult) {
 /// The suite of the results about the adapter process itself (its shutdown).
 pub const ADAPTER_SUITE: &str = "adapter";
 
+/// The case id of the handshake's ABI check.
+pub const HELLO_ABI_CASE: &str = "adapter/hello-abi";
+
+/// Judges the syscall ABI a kernel's `hello` advertises (ABI-05) against the manifest
+/// ([`crate::client::check_hello_abi`]): `pass` when `kernelAbiVersion` and `syscalls`
+/// are both there and agree with it; `error` naming ABI-05 when they disagree, or one
+/// comes without the other; `fail` when both are absent from a kernel that claims
+/// `runtime` vectors (it runs flows, so it has syscalls to advertise); and
+/// `skip-not-claimed` when both are absent from a kernel that runs no flows.
+pub fn hello_abi_result(claims: &Claims) -> CaseResult {
+    use crate::client::{check_hello_abi, HelloAbi};
+    let rules = ["ABI-05"];
+    match check_hello_abi(&claims.hello) {
+        HelloAbi::Consistent { version, syscalls } => {
+            CaseResult::pass(AREA, ADAPTER_SUITE, HELLO_ABI_CASE, rules).with_message(format!(
+                "kernelAbiVersion {version} with {} syscalls: {}",
+                syscalls.len(),
+                syscalls.join(", ")
+            ))
+        }
+        HelloAbi::Mismatch(why) => CaseResult::error(
+            AREA,
+            ADAPTER_SUITE,
+            HELLO_ABI_CASE,
+            rules,
+            format!("ABI-05: the hello's syscall ABI does not match the manifest: {why}"),
+        ),
+        HelloAbi::Absent if claims.claims(Kind::Runtime) => CaseResult::fail(
+            AREA,
+            ADAPTER_SUITE,
+            HELLO_ABI_CASE,
+            rules,
+            "ABI-05: the adapter claims `runtime` vectors, but its hello advertises neither kernelAbiVersion nor the syscalls list next to it; add both to the hello result",
+            Failure::values(
+                json!({"kernelAbiVersion": "<version>", "syscalls": ["<name>", "…"]}),
+                Value::Null,
+            ),
+        ),
+        HelloAbi::Absent => CaseResult::skip_not_claimed(
+            AREA,
+            ADAPTER_SUITE,
+            HELLO_ABI_CASE,
+            rules,
+            "the adapter claims no `runtime` vectors and advertises no syscall ABI",
+        ),
+    }
+}
+
 /// Runs every vector: `hello` first, then each vector in order, each as its own case
 /// for blame; then ends the kernel. A fault blamed on an earlier vector (a second
 /// answer, a stray line) turns that vector's result into an `error`; a shutdown problem
-/// (end of input ignored, processes left behind) is an `error` result of its own.
+/// (end of input ignored, processes left behind) is an `error` result of its own. When
+/// any vector ran, the hello's syscall ABI is judged after the vectors
+/// ([`hello_abi_result`]), so the first results stay in vector order.
 /// `on_result` sees each result as it is produced (for progress bars).
 pub fn run_set(
     client: &mut dyn KernelClient,
@@ -240,7 +290,7 @@ pub fn run_set(
         )
         .map_err(|e| format!("hello failed: {e}"))?;
     let claims = Claims::from_hello(hello);
-    let mut out: Vec<CaseResult> = Vec::with_capacity(vectors.len());
+    let mut out: Vec<CaseResult> = Vec::with_capacity(vectors.len() + 1);
     for v in vectors {
         client.begin_case(&v.id);
         let r = run_vector(client, &claims, v);
@@ -248,6 +298,11 @@ pub fn run_set(
         out.push(r);
         let blames = client.take_blames();
         apply_blames(&mut out, blames);
+    }
+    if !vectors.is_empty() {
+        let r = hello_abi_result(&claims);
+        on_result(&r);
+        out.push(r);
     }
     let report = client.shutdown();
     apply_blames(&mut out, report.blames);

@@ -5,7 +5,8 @@
 //! emit-digest-without-segment, refused-resume-appends, no-input-drop,
 //! emit-allows-kernel-types. Harness bugs: crash-on-ingress (exits mid-request),
 //! hang-on-digest (never answers), garbage-on-emit (writes non-JSON), wrong-id-on-
-//! normalize (answers another id). `--bug none` serves the plain reference kernel.
+//! normalize (answers another id), hello-without-syscalls (advertises kernelAbiVersion
+//! without the syscall list, ABI-05). `--bug none` serves the plain reference kernel.
 
 use loom_vectors::protocol::Handler;
 use loom_vectors::wrong::Bug;
@@ -31,6 +32,7 @@ fn main() {
         "hang-on-digest",
         "garbage-on-emit",
         "wrong-id-on-normalize",
+        "hello-without-syscalls",
     ];
     let kernel = match (name.as_str(), Bug::parse(&name)) {
         ("none", _) => ReferenceKernel::default(),
@@ -61,6 +63,15 @@ fn main() {
             },
             ("garbage-on-emit", "validateEmit") => {
                 let _ = writeln!(out, "this is not JSON");
+                let _ = out.flush();
+                continue;
+            }
+            ("hello-without-syscalls", "hello") => {
+                let mut answer = Handler::handle(&kernel, method, &params);
+                if let loom_vectors::Answer::Result(Value::Object(m)) = &mut answer {
+                    m.remove("syscalls");
+                }
+                let _ = writeln!(out, "{}", answer.to_line(&id));
                 let _ = out.flush();
                 continue;
             }
