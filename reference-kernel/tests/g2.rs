@@ -1,6 +1,7 @@
-//! G2's behavioural half (COMPAT-08, CONF-06, INGRESS-23): every optional capability in
-//! its off state leaves the log byte-identical to the run with it unwired. The timing
-//! half is a `cargo bench -p loom-kernel --bench g2` gate, never a test assertion.
+//! G2 (COMPAT-08, CONF-06, INGRESS-23). The behavioural half: every optional capability
+//! in its off state leaves the log byte-identical to the run with it unwired. The
+//! timing half: the short form of the ratio gate (below, CONF-06) runs here in every
+//! test run; the full gate is `cargo bench -p loom-kernel --bench g2`.
 
 #[path = "common/runtime.rs"]
 mod rt;
@@ -79,4 +80,157 @@ fn ingress_23_empty_resume_schemas_change_nothing_end_to_end() {
         log_bytes(RuntimeConfig::default(), Some(("resumeSchemas", json!({})))),
         log_bytes(RuntimeConfig::default(), None)
     );
+}
+
+// ---------------------------------------------------------------------------------
+// CONF-06: the G2 ratio gate's short form, in every test run.
+//
+// The full gate is `cargo bench -p loom-kernel --bench g2` (release build, 2,000 steps,
+// 31 rounds). This form runs the same workload (`common/g2.rs`) small enough for the
+// debug test build: each disabled path is timed against the baseline in back-to-back
+// pairs whose order alternates, on the thread's CPU clock, and the gate holds when the
+// median of the per-pair ratios is at most `G2_RATIO_MAX`. A pair shares whatever load
+// the machine has, so its ratio cancels most of it; the median discards the pairs a
+// preemption or a cache miss spoiled. Because a single median can still land above the
+// line on a busy machine, a path gets `SHORT_ATTEMPTS` tries: noise rarely repeats, a
+// real overhead always does (`conf_06_the_short_gate_fails_a_path_that_does_more_work`).
+
+#[path = "common/g2.rs"]
+mod g2;
+
+use g2::{Prepared, G2_RATIO_MAX};
+
+/// Steps in the short form's flow.
+const SHORT_STEPS: usize = 24;
+/// Baseline/path pairs behind one median.
+const SHORT_PAIRS: usize = 31;
+/// Tries per path before the gate fails it.
+const SHORT_ATTEMPTS: usize = 3;
+
+/// The CPU time this thread has used, in seconds.
+#[cfg(unix)]
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Elsewhere the wall clock stands in.
+#[cfg(not(unix))]
+fn thread_cpu_s() -> f64 {
+    use std::sync::OnceLock;
+    static T0: OnceLock<std::time::Instant> = OnceLock::new();
+    T0.get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+}
+
+fn timed(make: &dyn Fn() -> Prepared) -> f64 {
+    let p = make();
+    let t = thread_cpu_s();
+    p.run();
+    thread_cpu_s() - t
+}
+
+/// The median over `SHORT_PAIRS` pairs of (path time / baseline time).
+fn paired_ratio(base: &dyn Fn() -> Prepared, path: &dyn Fn() -> Prepared) -> f64 {
+    // Warm both (allocator, caches) before measuring.
+    timed(base);
+    timed(path);
+    let ratios = (0..SHORT_PAIRS)
+        .map(|i| {
+            if i % 2 == 0 {
+                let b = timed(base);
+                timed(path) / b
+            } else {
+                let p = timed(path);
+                p / timed(base)
+            }
+        })
+        .collect();
+    g2::median(ratios)
+}
+
+/// The gate for one path: `Ok(ratio)` at the first try within `G2_RATIO_MAX`, else the
+/// ratio of every try.
+fn short_gate(
+    base: &dyn Fn() -> Prepared,
+    path: &dyn Fn() -> Prepared,
+    attempts: usize,
+) -> Result<f64, Vec<f64>> {
+    let mut seen = Vec::new();
+    for _ in 0..attempts {
+        let r = paired_ratio(base, path);
+        if r <= G2_RATIO_MAX {
+            return Ok(r);
+        }
+        seen.push(r);
+    }
+    Err(seen)
+}
+
+#[test]
+fn conf_06_g2_ratio_gate_short_form_every_disabled_path_within_the_ratio() {
+    let started = std::time::Instant::now();
+    let base = || g2::prepare(g2::baseline, SHORT_STEPS);
+    let mut failures = Vec::new();
+    for (name, setup) in g2::DISABLED_PATHS {
+        // G2's behavioural half on the same workload: the log is the baseline's.
+        let (b, p) = (base(), g2::prepare(setup, SHORT_STEPS));
+        b.run();
+        p.run();
+        assert_eq!(
+            p.log(),
+            b.log(),
+            "{name}: the log differs from the baseline's"
+        );
+        match short_gate(&base, &|| g2::prepare(setup, SHORT_STEPS), SHORT_ATTEMPTS) {
+            Ok(r) => eprintln!("conf-06 short gate: {name}: ratio {r:.3} (max {G2_RATIO_MAX})"),
+            Err(tries) => failures.push(format!("{name}: ratios {tries:.3?} (max {G2_RATIO_MAX})")),
+        }
+    }
+    eprintln!("conf-06 short gate: {:?}", started.elapsed());
+    assert!(
+        failures.is_empty(),
+        "G2 (CONF-06): a disabled path costs more than {G2_RATIO_MAX}x the baseline in every try: {failures:?}; `cargo bench -p loom-kernel --bench g2` measures it on a release build"
+    );
+}
+
+#[test]
+fn conf_06_the_short_gate_fails_a_path_that_does_more_work() {
+    // A "disabled path" that runs a third more steps than the baseline: an overhead the
+    // gate must see, in every try.
+    let base = || g2::prepare(g2::baseline, SHORT_STEPS);
+    let heavier = || g2::prepare(g2::baseline, SHORT_STEPS * 4 / 3);
+    match short_gate(&base, &heavier, 2) {
+        Ok(r) => panic!("a 33% overhead passed the gate with ratio {r:.3}"),
+        Err(tries) => assert!(tries.iter().all(|r| *r > G2_RATIO_MAX), "{tries:?}"),
+    }
+}
+
+#[test]
+fn conf_06_the_performance_page_states_the_short_gate_as_it_runs() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/performance.md"
+    ))
+    .unwrap();
+    for said in [
+        format!("a {SHORT_STEPS}-step flow (`SHORT_STEPS`)"),
+        format!("{SHORT_PAIRS} back-to-back pairs (`SHORT_PAIRS`)"),
+        format!("`G2_RATIO_MAX = {G2_RATIO_MAX}`"),
+        format!("{SHORT_ATTEMPTS} tries (`SHORT_ATTEMPTS`)"),
+        format!("({} steps against {SHORT_STEPS})", SHORT_STEPS * 4 / 3),
+    ] {
+        let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(&said),
+            "docs/performance.md must say {said:?}"
+        );
+    }
 }
