@@ -381,3 +381,258 @@ fn kernel_metadata_keys_the_fold_reads() {
     assert_ne!(with("forkedBy", json!("p")), plain);
     assert_eq!(with("seal", json!({"v": 1})), plain);
 }
+
+// ---------------------------------------------------------------------------------
+// COMPAT-10: the frozen shape pin (spec/pins/frozen-shapes.json).
+
+const FROZEN_SHAPES: &str = include_str!("../../spec/pins/frozen-shapes.json");
+
+/// Envelopes from the pin's compact form `[eventType, payload, metadata?]`.
+fn pinned_log(entries: &[Value], extra_field: bool) -> Vec<EventEnvelope> {
+    let evs = entries
+        .iter()
+        .map(|e| {
+            let a = e.as_array().expect("[eventType, payload, metadata?]");
+            let mut payload = a[1].clone();
+            if extra_field {
+                if let Value::Object(m) = &mut payload {
+                    m.insert("zzAddedLater".into(), json!({"optional": true}));
+                }
+            }
+            let mut ev = ev(a[0].as_str().expect("an event type"), payload);
+            if let Some(Value::Object(meta)) = a.get(2) {
+                for (k, v) in meta {
+                    ev = ev.meta(k, v.clone());
+                }
+            }
+            ev
+        })
+        .collect();
+    log(evs)
+}
+
+/// What a folded shape gets wrong against its pin, if anything.
+fn shape_problems(shape: &Value, extra_field: bool) -> Vec<String> {
+    let id = shape["id"].as_str().unwrap_or("?");
+    let state = fold(&pinned_log(shape["log"].as_array().unwrap(), extra_field)).to_value();
+    let mut problems = Vec::new();
+    for (pointer, want) in shape["expect"].as_object().unwrap() {
+        if state.pointer(pointer) != Some(want) {
+            problems.push(format!(
+                "{id}: {pointer} is {:?}, the pin says {want}",
+                state.pointer(pointer)
+            ));
+        }
+    }
+    for pointer in shape["absent"].as_array().into_iter().flatten() {
+        let p = pointer.as_str().unwrap();
+        if let Some(v) = state.pointer(p) {
+            problems.push(format!("{id}: {p} is {v}, the pin says it is absent"));
+        }
+    }
+    problems
+}
+
+#[test]
+fn compat_10_the_frozen_shape_pin_holds_for_both_sets_and_tolerates_additions() {
+    let pin: Value = serde_json::from_str(FROZEN_SHAPES).expect("the pin is JSON");
+    assert_eq!(pin["rule"], "COMPAT-10");
+    let sets = pin["sets"].as_array().unwrap();
+    let ids = |name: &str| -> Vec<String> {
+        sets.iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("the pin has no `{name}` set"))["shapes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The pin covers what COMPAT-10 names for each set (and Wave 2's kinds and fields).
+    let covers = |set: &str, wanted: &[&str]| {
+        let have = ids(set);
+        for w in wanted {
+            assert!(
+                have.iter().any(|h| h.starts_with(w)),
+                "the {set} set of the pin lacks {w}: {have:?}"
+            );
+        }
+    };
+    covers(
+        "wave-2",
+        &[
+            "EXECUTION_STARTED.lineage",
+            "EXECUTION_STARTED.carry",
+            "metadata.forkChain",
+            "EXECUTION_SUSPENDED.waits",
+            "EXECUTION_RESUMED.waitId",
+            "MESSAGE_CONSUMED",
+            "PARALLEL_COMPLETED",
+            "EXECUTION_CONTINUED",
+        ],
+    );
+    covers(
+        "1.25.0",
+        &[
+            "metadata.seal",
+            "INBOX_QUARANTINED",
+            "INBOX_RELEASED",
+            "MESSAGE_CONSUMED.drop",
+            "EXECUTION_STARTED.continuedFrom.carried.quarantined",
+        ],
+    );
+    assert!(
+        FROZEN_SHAPES.contains("\"/variables/_quarantined"),
+        "the pin must hold the folded `_quarantined` shape"
+    );
+    let mut problems = Vec::new();
+    for set in sets {
+        for shape in set["shapes"].as_array().unwrap() {
+            // As pinned, and with an optional payload field added later: an additive
+            // change keeps every pinned reading.
+            problems.extend(shape_problems(shape, false));
+            problems.extend(
+                shape_problems(shape, true)
+                    .into_iter()
+                    .map(|p| format!("with an added optional field: {p}")),
+            );
+            if let Some(key) = shape["kernelMetadataKey"].as_str() {
+                // A kernel-only key: a userspace emit carrying it is refused.
+                assert!(
+                    loom_kernel::ingress::KERNEL_METADATA_KEYS.contains(&key),
+                    "`{key}` is no longer a kernel-only metadata key"
+                );
+                let meta: serde_json::Map<String, Value> =
+                    serde_json::from_value(json!({ key: {"v": 1} })).unwrap();
+                let state = fold(&log(vec![started()]));
+                let refused = validate_user_emit(
+                    &state,
+                    &EmitSource::Flow,
+                    "app.sealed",
+                    json!({}),
+                    Some(&meta),
+                );
+                assert!(refused.is_err(), "an emit may set metadata.{key}");
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn compat_10_the_pin_fails_a_renamed_or_rehomed_field() {
+    // Judging power: the same shapes with one pinned field renamed (what a
+    // non-additive change to the fold looks like from the log's side) no longer match.
+    let pin: Value = serde_json::from_str(FROZEN_SHAPES).unwrap();
+    let text = FROZEN_SHAPES
+        .replace("\"continuedTo\": \"next\"", "\"continuedAs\": \"next\"")
+        .replace(
+            "\"deliver\": true, \"messageId\": \"m2\"",
+            "\"deliverNow\": true, \"messageId\": \"m2\"",
+        );
+    let renamed: Value = serde_json::from_str(&text).unwrap();
+    let failing: Vec<String> = renamed["sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["shapes"].as_array().unwrap().iter())
+        .filter(|s| !shape_problems(s, false).is_empty())
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        failing,
+        ["EXECUTION_CONTINUED", "INBOX_RELEASED.operator-deliver"],
+        "{pin}"
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// RES-03: the dimension enum pin (spec/pins/resource-dimensions.json).
+
+#[test]
+fn res_03_the_six_dimension_enum_is_pinned_and_custom_is_not_a_member() {
+    use loom_kernel::fold::handlers_api::RESOURCE_DIMENSIONS;
+    let pin: Value =
+        serde_json::from_str(include_str!("../../spec/pins/resource-dimensions.json")).unwrap();
+    assert_eq!(pin["rule"], "RES-03");
+    let names = |k: &str| -> Vec<String> {
+        pin["dimensions"][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (core, optional) = (names("core"), names("optional"));
+    assert_eq!((core.len(), optional.len()), (3, 3));
+    let pinned: Vec<String> = core.iter().chain(&optional).cloned().collect();
+    assert_eq!(
+        RESOURCE_DIMENSIONS.to_vec(),
+        pinned,
+        "the kernel's ResourceDimension enum drifted from spec/pins/resource-dimensions.json"
+    );
+    assert_eq!(pin["payloadFieldsNotDimensions"], json!(["custom"]));
+    assert!(!pinned.iter().any(|d| d == "custom"));
+    assert!(!RESOURCE_DIMENSIONS.contains(&"custom"));
+
+    // The fold sums exactly the pinned dimensions; `custom` is folded as its own map and
+    // a name outside the enum is no dimension at all.
+    let mut metered: serde_json::Map<String, Value> =
+        pinned.iter().map(|d| (d.clone(), json!(2))).collect();
+    metered.insert("custom".into(), json!({"gpu": 3}));
+    metered.insert("gpuMs".into(), json!(4));
+    let state = fold(&log(vec![
+        started(),
+        ev("RESOURCE_METERED", Value::Object(metered)),
+    ]));
+    let r = state
+        .variables
+        .get("_resources")
+        .unwrap()
+        .as_object()
+        .unwrap();
+    let mut keys: Vec<&str> = r.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut want: Vec<&str> = pinned.iter().map(String::as_str).collect();
+    want.push("custom");
+    want.sort_unstable();
+    assert_eq!(keys, want);
+    assert_eq!(r["custom"], json!({"gpu": 3}));
+    // `custom` alone reports no dimension (and no false zeros).
+    let only_custom = fold(&log(vec![
+        started(),
+        ev("RESOURCE_METERED", json!({"custom": {"gpu": 1}})),
+    ]));
+    assert_eq!(
+        only_custom.variables.get("_resources"),
+        Some(&json!({"custom": {"gpu": 1}}))
+    );
+
+    // Emit validation bounds exactly the pinned dimensions.
+    let s = fold(&log(vec![started()]));
+    for d in &pinned {
+        let refused = validate_user_emit(
+            &s,
+            &EmitSource::Flow,
+            "RESOURCE_METERED",
+            json!({ d.as_str(): -1 }),
+            None,
+        );
+        assert!(refused.is_err(), "a negative `{d}` is accepted");
+    }
+    // A carried resource map seeds `_resources` only with pinned names (and `custom`).
+    let carried = |resources: Value| {
+        fold(&log(vec![ev(
+            "EXECUTION_STARTED",
+            json!({"input": 1, "carry": {"resources": resources}}),
+        )]))
+        .variables
+        .get("_resources")
+        .cloned()
+    };
+    assert_eq!(
+        carried(json!({"wallMs": 1, "custom": {"gpu": 1}})),
+        Some(json!({"wallMs": 1, "custom": {"gpu": 1}}))
+    );
+    assert_eq!(carried(json!({"wallMs": 1, "gpuMs": 1})), None);
+}
