@@ -90,6 +90,18 @@ def _():
     a.check_document = check_document
 
 
+@bug("document-limit-default-separators")
+def _():
+    def check_document(value):
+        text = a.dump(value)
+        # The bug: measured on json.dumps' default output, whose ", " and ": "
+        # separators make a structured document longer than its compact text.
+        if len(a.json.dumps(value, ensure_ascii=False).encode("utf-8")) > a.DOCUMENT_BYTES_MAX:
+            raise a.invalid("document too large")
+        return text
+    a.check_document = check_document
+
+
 @bug("id-limit-in-characters")
 def _():
     def check_id(what, value):

@@ -190,6 +190,27 @@ pub const CATALOGUE: &[Bug] = &[
         "branch-registry",
         "a chain of exactly BRANCH_CHAIN_LEN_MAX is refused",
     ),
+    rust(
+        "prune-exclusive-through",
+        Boundary,
+        "SPI-16",
+        "snapshot-store",
+        "pruneSnapshots deletes below through, keeping the snapshot at through",
+    ),
+    rust(
+        "archive-batch-limit-unchecked",
+        Boundary,
+        "SPI-19",
+        "archive-store",
+        "an archive batch over APPEND_BATCH_EVENTS_MAX is written in two parts instead of refused",
+    ),
+    rust(
+        "model-document-limit-pretty",
+        Boundary,
+        "SPI-20",
+        "read-model-store",
+        "the document limit is measured on pretty-printed JSON, so a document at the limit is refused",
+    ),
     python(
         "batch-limit-inclusive",
         Boundary,
@@ -210,6 +231,13 @@ pub const CATALOGUE: &[Bug] = &[
         "SPI-20",
         "durable-state-store",
         "the value limit counts characters, not UTF-8 bytes",
+    ),
+    python(
+        "document-limit-default-separators",
+        Boundary,
+        "SPI-20",
+        "read-model-store",
+        "the document limit is measured on json.dumps' default output (\", \" and \": \" separators)",
     ),
     python(
         "id-limit-in-characters",
@@ -267,6 +295,13 @@ pub const CATALOGUE: &[Bug] = &[
         "GAP-25",
         "timer-store",
         "due orders wake times as text",
+    ),
+    rust(
+        "completed-execution-refused",
+        Ordering,
+        "PLACE-02",
+        "dispatcher",
+        "an execution id is refused as a duplicate after its package completed",
     ),
     python(
         "list-sequences-text-order",
@@ -331,6 +366,27 @@ pub const CATALOGUE: &[Bug] = &[
         "SPI-20",
         "durable-state-store",
         "an empty key with a stale version is a conflict, not invalid",
+    ),
+    rust(
+        "lease-expired-before-deadline",
+        CheckOrder,
+        "PLACE-04",
+        "dispatcher",
+        "a lease is already lost one ms before its deadline (>= where > is required)",
+    ),
+    rust(
+        "due-excludes-now",
+        CheckOrder,
+        "GAP-25",
+        "timer-store",
+        "due leaves out a timer whose wake time is exactly now (< where <= is required)",
+    ),
+    rust(
+        "state-delete-absent-is-conflict",
+        CheckOrder,
+        "SPI-20",
+        "durable-state-store",
+        "delete of an absent key compares the version first and answers conflict, not not-found",
     ),
     python(
         "fence-if-at-least",
@@ -453,6 +509,13 @@ pub const CATALOGUE: &[Bug] = &[
         "content-store",
         "a too-large abort names the bytes seen instead of the limit",
     ),
+    rust(
+        "owner-unsupported-names-put",
+        ErrorFacts,
+        "SPI-20",
+        "content-store",
+        "an owner on a store without contentAccess is unsupported naming put or get, not contentAccess",
+    ),
     python(
         "fenced-current-wrong",
         ErrorFacts,
@@ -495,6 +558,13 @@ pub const CATALOGUE: &[Bug] = &[
         "SPI-08",
         "event-store",
         "storeNow answers the time the store was opened",
+    ),
+    rust(
+        "store-now-two-clocks",
+        Timestamps,
+        "SPI-08",
+        "event-store",
+        "storeNow alternates between two clocks 5 s apart, so it goes back",
     ),
     python(
         "store-now-seconds",

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use loom_kernel::envelope::EventEnvelope;
 use loom_kernel::snapshot::SnapshotRecord;
-use loom_kernel::spi::plugin::Chunk;
+use loom_kernel::spi::plugin::{Chunk, DOCUMENT_BYTES_MAX};
 use loom_kernel::spi::{
     Anchor, AppendAck, ArchiveStore, ArchiveStoreCapabilities, BranchRecord, BranchRegistry,
     ContentAccess, ContentRef, ContentStore, ContentStoreCapabilities, DispatchId,
@@ -63,7 +63,12 @@ struct EventMemo {
     buried: BTreeMap<String, Vec<EventEnvelope>>,
     /// Ids whose stream was deleted (for `fence-if-forgets-deleted-stream`).
     deleted: BTreeSet<String>,
+    /// `storeNow` calls so far (for `store-now-two-clocks`).
+    store_now_calls: u64,
 }
+
+/// How far `store-now-two-clocks`' second clock lags the first.
+const STORE_NOW_SECOND_CLOCK_BEHIND_MS: i64 = 5_000;
 
 /// An EventStore with one bug.
 #[derive(Clone)]
@@ -283,6 +288,17 @@ impl EventStore for BuggyEvents {
             "store-now-seconds" => now / 1000,
             "store-now-micros" => now.saturating_mul(1000),
             "store-now-frozen" => self.opened_ms,
+            // Every other call reads a second clock 5 s behind the first (a pool of
+            // two database replicas whose clocks disagree).
+            "store-now-two-clocks" => {
+                let mut memo = lock(&self.memo);
+                memo.store_now_calls += 1;
+                if memo.store_now_calls.is_multiple_of(2) {
+                    now - STORE_NOW_SECOND_CLOCK_BEHIND_MS
+                } else {
+                    now
+                }
+            }
             _ => now,
         })
     }
@@ -438,6 +454,12 @@ impl SnapshotStore for BuggySnapshots {
     async fn prune_snapshots(&self, id: &str, through: u64) -> Result<u64, StoreError> {
         let through = if self.bug == "prune-past-max" && through > SEQUENCE_MAX {
             SEQUENCE_MAX
+        } else if self.bug == "prune-exclusive-through" {
+            // `<` where `<=` is required: the snapshot at `through` survives.
+            match through.checked_sub(1) {
+                Some(t) => t,
+                None => return Ok(0),
+            }
         } else {
             through
         };
@@ -482,6 +504,13 @@ impl ArchiveStore for BuggyArchive {
     }
     async fn archive(&self, id: &str, envelopes: Vec<EventEnvelope>) -> Result<u64, StoreError> {
         let mut envelopes = envelopes;
+        if self.bug == "archive-batch-limit-unchecked" && envelopes.len() > APPEND_BATCH_EVENTS_MAX
+        {
+            // Written in two parts instead of refused.
+            let rest = envelopes.split_off(APPEND_BATCH_EVENTS_MAX);
+            let n = self.inner.archive(id, envelopes).await?;
+            return Ok(n + self.inner.archive(id, rest).await?);
+        }
         match self.bug {
             "archive-equal-sequences"
                 if envelopes.windows(2).all(|w| w[0].sequence <= w[1].sequence) =>
@@ -576,9 +605,23 @@ pub struct BuggyContent {
 impl BuggyContent {
     /// The in-memory store with `bug`.
     pub fn new(bug: &'static str) -> BuggyContent {
-        BuggyContent {
-            inner: MemoryContentStore::new(),
-            bug,
+        let inner = if bug == "owner-unsupported-names-put" {
+            MemoryContentStore::new().with_methods([
+                loom_kernel::spi::ContentStoreMethod::PutStream,
+                loom_kernel::spi::ContentStoreMethod::SealsContent,
+            ])
+        } else {
+            MemoryContentStore::new()
+        };
+        BuggyContent { inner, bug }
+    }
+
+    fn facts(&self, r: Result<ContentRef, StoreError>) -> Result<ContentRef, StoreError> {
+        match r {
+            Err(e) if self.bug == "owner-unsupported-names-put" && e.is_unsupported() => {
+                Err(StoreError::unsupported("put"))
+            }
+            r => r,
         }
     }
 }
@@ -597,14 +640,19 @@ impl ContentStore for BuggyContent {
             let text = String::from_utf8_lossy(&bytes).into_owned().into_bytes();
             return self.inner.put(text, owner).await;
         }
-        self.inner.put(bytes, owner).await
+        self.facts(self.inner.put(bytes, owner).await)
     }
     async fn get(
         &self,
         digest: &str,
         owner: Option<ContentAccess>,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(digest, owner).await
+        match self.inner.get(digest, owner).await {
+            Err(e) if self.bug == "owner-unsupported-names-put" && e.is_unsupported() => {
+                Err(StoreError::unsupported("get"))
+            }
+            r => r,
+        }
     }
     async fn put_stream<I>(
         &self,
@@ -676,6 +724,13 @@ impl DurableStateStore for BuggyState {
         self.inner.put(key, value, expected).await
     }
     async fn delete(&self, key: &str, expected: u64) -> Result<(), StoreError> {
+        if self.bug == "state-delete-absent-is-conflict"
+            && !key.is_empty()
+            && self.inner.get(key).await?.is_none()
+        {
+            // The version compared before existence: a stale version of nothing.
+            return Err(StoreError::conflict(expected, 0));
+        }
         if self.bug == "state-delete-at-version-zero" && expected == 0 {
             if let Some(current) = self.inner.get(key).await? {
                 return self.inner.delete(key, current.version).await;
@@ -707,6 +762,12 @@ impl ReadModelStore for BuggyModels {
         self.inner.capabilities()
     }
     async fn upsert(&self, collection: &str, id: &str, doc: Value) -> Result<(), StoreError> {
+        if self.bug == "model-document-limit-pretty"
+            && serde_json::to_vec_pretty(&doc).map_or(0, |v| v.len()) > DOCUMENT_BYTES_MAX
+        {
+            // Measured as pretty-printed text instead of compact JSON.
+            return Err(StoreError::invalid("document too large"));
+        }
         self.inner.upsert(collection, id, doc).await
     }
     async fn get(&self, collection: &str, id: &str) -> Result<Option<Value>, StoreError> {
@@ -735,6 +796,8 @@ pub struct BuggyDispatcher {
     bug: &'static str,
     /// The latest lease per execution, as claimed through this wrapper.
     leases: Arc<Mutex<BTreeMap<String, Lease>>>,
+    /// Executions whose package was completed (for `completed-execution-refused`).
+    completed: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl BuggyDispatcher {
@@ -744,14 +807,16 @@ impl BuggyDispatcher {
             inner: MemoryDispatcher::new(),
             bug,
             leases: Arc::default(),
+            completed: Arc::default(),
         }
     }
 
     fn now(&self, now_ms: i64) -> i64 {
-        if self.bug == "lease-live-at-deadline" {
-            now_ms - 1
-        } else {
-            now_ms
+        match self.bug {
+            "lease-live-at-deadline" => now_ms - 1,
+            // `>=` where `>` is required: a lease is already lost one ms before.
+            "lease-expired-before-deadline" => now_ms.saturating_add(1),
+            _ => now_ms,
         }
     }
 
@@ -778,6 +843,12 @@ impl ExecutionDispatcher for BuggyDispatcher {
         self.inner.targets().await
     }
     async fn dispatch(&self, package: ExecutionPackage) -> Result<DispatchId, StoreError> {
+        if self.bug == "completed-execution-refused"
+            && lock(&self.completed).contains(&package.execution_id)
+        {
+            // A unique index on the execution id that completion never frees.
+            return Err(StoreError::new(StoreErrorKind::AlreadyExists, "duplicate"));
+        }
         self.inner.dispatch(package).await
     }
     async fn claim(
@@ -802,6 +873,13 @@ impl ExecutionDispatcher for BuggyDispatcher {
         }
     }
     async fn complete(&self, lease: &Lease) -> Result<(), StoreError> {
+        if self.bug == "completed-execution-refused" {
+            let r = self.inner.complete(lease).await;
+            if r.is_ok() {
+                lock(&self.completed).insert(lease.package.execution_id.clone());
+            }
+            return r;
+        }
         match self.inner.complete(lease).await {
             Err(e) if e.kind == StoreErrorKind::LeaseLost => match self.substitute(lease) {
                 Some(other) => self.inner.complete(&other).await,
@@ -893,6 +971,8 @@ impl TimerStore for BuggyTimers {
                     .map(|(t, _)| t)
                     .collect())
             }
+            // `<` where `<=` is required: a timer due exactly now waits.
+            "due-excludes-now" => self.inner.due(now_ms.saturating_sub(1), limit).await,
             _ => self.inner.due(now_ms, limit).await,
         }
     }

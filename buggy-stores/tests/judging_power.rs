@@ -189,6 +189,28 @@ fn judging_catalogue_covers_every_class_with_at_least_forty_kit_caught_stores() 
     }
 }
 
+#[test]
+fn store_authors_guide_states_the_catalogue_counts() {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/guides/store-authors.md"
+    ))
+    .expect("docs/guides/store-authors.md");
+    let kit_caught = CATALOGUE
+        .iter()
+        .filter(|b| matches!(b.catcher, Catcher::Kit(_)))
+        .count();
+    let campaign = CATALOGUE.len() - kit_caught;
+    let text = guide.split_whitespace().collect::<Vec<_>>().join(" ");
+    let want = format!(
+        "{kit_caught} deliberately broken stores that the kits fail by the right rule, and {campaign} that pass every kit and that the campaign finds within {EXPLORE_BUDGET_CASES} cases"
+    );
+    assert!(
+        text.contains(&want),
+        "the store-authors guide should say: {want}"
+    );
+}
+
 fn loom_spec_rules() -> Vec<&'static str> {
     // The rules the store kits cite; every catalogue entry must name one of them.
     let mut all = Vec::new();

@@ -256,31 +256,69 @@ pub fn value_of_json_bytes(bytes: usize, pad: char) -> serde_json::Value {
     serde_json::Value::String(s)
 }
 
-/// The value limit from both sides, in bytes of JSON text: exactly `DOCUMENT_BYTES_MAX`
-/// (in ASCII and in two-byte characters) is stored and reads back identical, one byte
-/// more is `invalid-argument` and writes nothing (SPI-20).
+/// A JSON object whose compact JSON text (as serde_json writes it: no whitespace,
+/// non-ASCII unescaped) is exactly `bytes` bytes: nested objects and arrays, integers,
+/// booleans and `null`, and a string member of `pad` and ASCII filler that makes up the
+/// length. A store that measures the text with whitespace (pretty-printed, or with
+/// `", "` and `": "` separators) or with `\uXXXX` escapes refuses it at the limit; one
+/// that measures only the string members accepts it one byte over.
+pub fn structured_value_of_json_bytes(bytes: usize, pad: char) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "items": (0..64).collect::<Vec<u32>>(),
+        "nested": { "k": null, "t": true, "f": false, "list": [[], {}, [1, [2, [3]]]] },
+        "name": "r\u{e9}sum\u{e9}",
+        "pad": "",
+    });
+    let base = serde_json::to_string(&v).map_or(0, |t| t.len());
+    let mut s = String::new();
+    while base + s.len() + pad.len_utf8() <= bytes {
+        s.push(pad);
+    }
+    while base + s.len() < bytes {
+        s.push('x');
+    }
+    v["pad"] = serde_json::Value::String(s);
+    v
+}
+
+/// The shapes the limit cases probe: a bare string and a structured object, each in
+/// ASCII and in two-byte characters (label, builder, pad).
+pub type LimitShape = (&'static str, fn(usize, char) -> serde_json::Value, char);
+
+/// Every shape the limit cases probe.
+pub const LIMIT_SHAPES: [LimitShape; 4] = [
+    ("string-1", value_of_json_bytes, 'x'),
+    ("string-2", value_of_json_bytes, '\u{e9}'),
+    ("object-1", structured_value_of_json_bytes, 'x'),
+    ("object-2", structured_value_of_json_bytes, '\u{e9}'),
+];
+
+/// The value limit from both sides, in bytes of compact JSON text: exactly
+/// `DOCUMENT_BYTES_MAX` (a string and a structured object, each in ASCII and in
+/// two-byte characters) is stored and reads back identical, one byte more is
+/// `invalid-argument` and writes nothing (SPI-20; decision 0006).
 pub async fn spi_20_state_value_limit_from_both_sides<S: DurableStateStore>(
     store: &S,
     cx: &Ctx,
 ) -> Verdict {
     use loom_kernel::spi::plugin::DOCUMENT_BYTES_MAX;
-    for pad in ['x', '\u{e9}'] {
-        let key = &*cx.id(&format!("spi_20-state-limit-{}", pad.len_utf8()));
-        let at = value_of_json_bytes(DOCUMENT_BYTES_MAX, pad);
+    for (shape, value_of, pad) in LIMIT_SHAPES {
+        let key = &*cx.id(&format!("spi_20-state-limit-{shape}"));
+        let at = value_of(DOCUMENT_BYTES_MAX, pad);
         ok(
             store.put(key, at.clone(), None).await,
-            "put of exactly DOCUMENT_BYTES_MAX",
+            &format!("put of exactly DOCUMENT_BYTES_MAX ({shape})"),
         )?;
         let got = ok(store.get(key).await, "get")?;
         ensure!(
             got.as_ref().map(|v| &v.value) == Some(&at),
             "the {DOCUMENT_BYTES_MAX}-byte value of {key} did not read back identical"
         );
-        let over = value_of_json_bytes(DOCUMENT_BYTES_MAX + 1, pad);
+        let over = value_of(DOCUMENT_BYTES_MAX + 1, pad);
         err_kind(
             store.put(key, over, Some(1)).await,
             "invalid-argument",
-            "put of DOCUMENT_BYTES_MAX + 1 bytes",
+            &format!("put of DOCUMENT_BYTES_MAX + 1 bytes ({shape})"),
         )?;
         ensure!(
             ok(store.get(key).await, "get")?.map(|v| v.version) == Some(1),

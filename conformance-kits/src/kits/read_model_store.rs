@@ -264,29 +264,30 @@ pub async fn spi_20_exactly_full_last_page_has_no_cursor<S: ReadModelStore>(
     Ok(Outcome::Pass)
 }
 
-/// The document limit from both sides, in bytes of JSON text: exactly
-/// `DOCUMENT_BYTES_MAX` (ASCII and two-byte characters) is stored and reads back
-/// identical, one byte more is `invalid-argument` and leaves the old document (SPI-20).
+/// The document limit from both sides, in bytes of compact JSON text: exactly
+/// `DOCUMENT_BYTES_MAX` (a string and a structured object, each in ASCII and two-byte
+/// characters) is stored and reads back identical, one byte more is `invalid-argument`
+/// and leaves the old document (SPI-20; decision 0006).
 pub async fn spi_20_document_limit_from_both_sides<S: ReadModelStore>(
     store: &S,
     cx: &Ctx,
 ) -> Verdict {
-    use crate::kits::durable_state_store::value_of_json_bytes;
+    use crate::kits::durable_state_store::LIMIT_SHAPES;
     use loom_kernel::spi::plugin::DOCUMENT_BYTES_MAX;
     let c = &*cx.id("limit");
-    for pad in ['x', '\u{e9}'] {
-        let id = &*format!("doc-{}", pad.len_utf8());
-        let at = value_of_json_bytes(DOCUMENT_BYTES_MAX, pad);
+    for (shape, value_of, pad) in LIMIT_SHAPES {
+        let id = &*format!("doc-{shape}");
+        let at = value_of(DOCUMENT_BYTES_MAX, pad);
         ok(
             store.upsert(c, id, at.clone()).await,
-            "upsert of exactly DOCUMENT_BYTES_MAX",
+            &format!("upsert of exactly DOCUMENT_BYTES_MAX ({shape})"),
         )?;
         err_kind(
             store
-                .upsert(c, id, value_of_json_bytes(DOCUMENT_BYTES_MAX + 1, pad))
+                .upsert(c, id, value_of(DOCUMENT_BYTES_MAX + 1, pad))
                 .await,
             "invalid-argument",
-            "upsert of DOCUMENT_BYTES_MAX + 1 bytes",
+            &format!("upsert of DOCUMENT_BYTES_MAX + 1 bytes ({shape})"),
         )?;
         let got = ok(store.get(c, id).await, "get")?;
         ensure!(
