@@ -372,15 +372,15 @@ mod tests {
 
     /// A scenario with a step and an emit, and its crash-free log.
     fn finished() -> (Scenario, Vec<EventEnvelope>) {
-        let s = Scenario {
-            execution_id: "exec-0".into(),
-            flow: json!({ "flowId": "flow-0", "body": [
+        let s = Scenario::new(
+            "exec-0".into(),
+            json!({ "flowId": "flow-0", "body": [
                 { "op": "run", "stepId": "s0", "toolId": TOOL, "input": { "i": 0 } },
                 { "op": "emit", "eventType": "app.note", "payload": { "i": 1 } },
                 { "op": "complete", "output": { "done": 2 } }
             ]}),
-            input: json!({ "n": 0 }),
-        };
+            json!({ "n": 0 }),
+        );
         let log = reference_log(&s).expect("the reference run finishes");
         (s, log)
     }

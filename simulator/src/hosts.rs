@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use loom_kernel::ingress::ResumeRequest;
 use loom_kernel::runtime::{
-    block_on, Effect, EffectCall, EffectOutcome, EffectResult, FaultPlan, RunOutcome, Runtime,
-    RuntimeConfig, RuntimeError,
+    block_on, Effect, EffectCall, EffectOutcome, EffectResult, FaultPlan, FlowScript, RunOutcome,
+    Runtime, RuntimeConfig, RuntimeError,
 };
 use loom_kernel::spi::{Clock, EventStore, ExecutionPackage};
 use loom_kernel::{fold, EventEnvelope};
@@ -42,6 +42,24 @@ pub struct Scenario {
     pub flow: Value,
     /// The start input.
     pub input: Value,
+    /// The flow, parsed once (the runtime's default features); `None` if it does not
+    /// parse, which shows as an unknown flow when it runs.
+    pub script: Option<Arc<FlowScript>>,
+}
+
+impl Scenario {
+    /// A scenario running `flow`.
+    pub fn new(execution_id: String, flow: Value, input: Value) -> Scenario {
+        let script = FlowScript::parse(&flow, &RuntimeConfig::default().features)
+            .ok()
+            .map(Arc::new);
+        Scenario {
+            execution_id,
+            flow,
+            input,
+            script,
+        }
+    }
 }
 
 /// FNV-1a 64 over the parts: the simulator's stable, seed-free hash for values that
@@ -165,11 +183,11 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
     }
     body.push(json!({ "op": "complete", "output": { "done": n, "read": read } }));
     let flow_id = format!("flow-{index}");
-    Scenario {
-        execution_id: exec,
-        flow: json!({ "flowId": flow_id, "body": body }),
-        input: json!({ "n": index }),
-    }
+    Scenario::new(
+        exec,
+        json!({ "flowId": flow_id, "body": body }),
+        json!({ "n": index }),
+    )
 }
 
 /// The effect every step runs: it counts invocations per (execution, step) and checks
@@ -225,8 +243,10 @@ pub fn runtime(
     };
     let mut rt = Runtime::new(client.clone(), SimClock, config).with_timers(client.clone());
     for s in scenarios {
-        // Generated flows always parse; a refusal would show as UnknownFlow later.
-        let _ = rt.register_flow_json(&s.flow);
+        // A flow that does not parse shows as UnknownFlow when it runs.
+        if let Some(script) = &s.script {
+            rt.register_flow_shared(script.clone());
+        }
     }
     rt.register_effect(
         TOOL,
@@ -261,15 +281,18 @@ pub async fn worker(
     rng: Arc<Mutex<Rng>>,
     faults: WorkerFaults,
 ) -> turmoil::Result {
+    // One client and one runtime per worker incarnation (a bounce builds new ones):
+    // the client's per-run bookkeeping is cleared before each run instead.
+    let client = Arc::new(StoreClient::new(&name).with_park_delay(faults.park_delay_ms));
+    let rt = runtime(&world, &scenarios, client.clone());
     loop {
         tokio::time::sleep(Duration::from_millis(WORKER_POLL_MS)).await;
-        let client = Arc::new(StoreClient::new(&name).with_park_delay(faults.park_delay_ms));
+        client.begin_run();
         let lease = match client.claim(&name).await {
             Ok(l) => l,
             Err(_) => continue,
         };
         let Some(lease) = lease else {
-            let rt = runtime(&world, &scenarios, client);
             let _ = rt.fire_timers(SimClock.now_ms()).await;
             continue;
         };
@@ -285,13 +308,20 @@ pub async fn worker(
             let zombie = crash && r.chance(faults.zombie_per_mille);
             (crash.then_some(after), zombie)
         };
-        let rt = runtime(&world, &scenarios, client.clone());
         if let Some(after) = crash {
             rt.inject_fault(FaultPlan {
                 crash_after_appends: after,
             });
         }
         let outcome = drive(&world, &rt, &client, scenario, &lease.package).await;
+        if crash.is_some() {
+            // The runtime lives across runs: an injected crash that no run consumed
+            // (the execution was parked or ended) must not fall on a later run.
+            // A plan that never fires replaces it; the next run consumes that.
+            rt.inject_fault(FaultPlan {
+                crash_after_appends: u64::MAX,
+            });
+        }
         match outcome {
             Ok(Some(RunOutcome::Crashed { .. })) => {
                 world.book().injected_crashes += 1;

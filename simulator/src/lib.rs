@@ -276,7 +276,7 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
             };
             let mut flow = flow.clone();
             flow["flowId"] = json!(format!("flow-{i}"));
-            s.flow = flow;
+            *s = Scenario::new(s.execution_id.clone(), flow, s.input.clone());
         }
     }
     let faults = WorkerFaults {
@@ -709,19 +709,66 @@ pub fn run_seeds_with(
         .collect()
 }
 
-/// The results of seeds `0..seeds` with the default configuration, for `loom check`.
+/// A digest of a run: FNV-1a 64 over every trace line and every final log, as hex.
+/// Two runs of a seed must give the same digest (CONF-05).
+pub fn trace_digest(outcome: &SimOutcome) -> String {
+    let mut parts: Vec<String> = outcome.trace.clone();
+    for (id, log) in &outcome.logs {
+        parts.push(id.clone());
+        parts.extend(log.iter().map(Value::to_string));
+    }
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    format!("{:016x}", hosts::fnv(&refs))
+}
+
+/// CONF-05 for one seed: `first` and `second` are two runs of it. Passes when their
+/// digests match; otherwise fails naming the first differing trace line (or log).
+pub fn determinism_result(first: &SimOutcome, second: &SimOutcome) -> CaseResult {
+    let seed = first.seed;
+    let case = format!("seed-{seed}/CONF-05");
+    let (a, b) = (trace_digest(first), trace_digest(second));
+    if a == b {
+        return CaseResult::pass("sim", "determinism", case, ["CONF-05"]);
+    }
+    let n = first.trace.len().max(second.trace.len());
+    let differ = (0..n).find(|&i| first.trace.get(i) != second.trace.get(i));
+    let message = match differ {
+        Some(i) => format!(
+            "seed {seed} ran twice with different traces (digest {a} vs {b}); first difference at trace line {}: `{}` vs `{}`",
+            i + 1,
+            first.trace.get(i).map_or("(none)", String::as_str),
+            second.trace.get(i).map_or("(none)", String::as_str)
+        ),
+        None => format!(
+            "seed {seed} ran twice with the same trace but different final logs (digest {a} vs {b})"
+        ),
+    };
+    let failure = loom_report::Failure::values(json!(a), json!(b));
+    let failure = match differ {
+        Some(i) => failure.with_event_index(i as u64),
+        None => failure,
+    };
+    CaseResult::fail("sim", "determinism", case, ["CONF-05"], message, failure)
+}
+
+/// The results of seeds `0..seeds` with the default configuration, for `loom check`:
+/// each seed runs twice, and besides its invariants a CONF-05 result says whether the
+/// two runs gave the same trace digest.
 pub fn sim_results(seeds: u64, show_progress: bool) -> Vec<CaseResult> {
     let config = SimConfig::default();
     let mut results = Vec::new();
     for seed in 0..seeds {
         let outcome = run_seed(seed, &config);
+        let again = run_seed(seed, &config);
         if show_progress {
             eprintln!(
-                "sim: seed {seed}/{seeds}: {} violation(s), {} trace lines",
+                "sim: seed {seed}/{seeds}: {} violation(s), {} trace lines, digest {}",
                 outcome.violations.len(),
-                outcome.trace.len()
+                outcome.trace.len(),
+                trace_digest(&outcome)
             );
         }
+        results.push(determinism_result(&outcome, &again));
         results.extend(outcome.results);
     }
     results

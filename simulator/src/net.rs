@@ -655,6 +655,20 @@ impl StoreClient {
             .copied()
     }
 
+    /// Forgets the previous run's reads, fences and append count (a worker reuses its
+    /// client from run to run).
+    pub fn begin_run(&self) {
+        self.appends.store(0, Ordering::SeqCst);
+        self.read_len
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.fences
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
     /// The same client with a latency spike of `ms` on appends that carry a park.
     pub fn with_park_delay(mut self, ms: u64) -> StoreClient {
         self.park_delay_ms = ms;

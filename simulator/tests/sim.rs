@@ -68,6 +68,23 @@ fn place_04_place_05_replay_01_emit_01_snap_01_ingress_15_seeds_pass() {
 }
 
 #[test]
+fn conf_05_a_differing_rerun_names_its_first_differing_trace_line() {
+    let a = run_seed(3, &SimConfig::default());
+    let mut b = a.clone();
+    assert_eq!(
+        loom_sim::determinism_result(&a, &b).status,
+        loom_report::Status::Pass
+    );
+    b.trace[5].push(' ');
+    let r = loom_sim::determinism_result(&a, &b);
+    assert_eq!(r.status, loom_report::Status::Fail);
+    assert!(
+        r.message.as_deref().unwrap_or("").contains("trace line 6"),
+        "{r:?}"
+    );
+}
+
+#[test]
 fn conf_05_same_seed_same_trace() {
     for seed in [3, 17, 40] {
         let a = run_seed(seed, &stormy());

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 simulated network, fault rates, latencies, flows) and runs a safety phase with crashes, partitions, zombie writers \
 and hostile resumes, then a liveness phase with faults off. Invariants are named by rule id; see docs/simulator.md.\n\n\
 Examples:\n  loom sim --seeds 200 --jobs 2\n  loom sim --seeds 1000 --stormy --shard 0/4 --out shard-0/\n  loom sim --seed 53 --stormy\n  \
-loom sim --store sqlite --seeds 50\n  loom sim --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --seeds 20\n\n\
+loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --seeds 20\n\n\
 The same seed gives the same trace, byte for byte. Shards merge with `loom report merge`.\n\
 Exit status: 0 every invariant held, 1 a violation (its seed and files are printed), a store that could not be \
 opened, or no seed to run (e.g. --seeds 0), 2 usage error."
@@ -37,6 +37,10 @@ pub struct SimArgs {
     /// Seeds run on this many threads at once (results do not depend on it).
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
+    /// Run every seed twice and compare the trace digests (a CONF-05 result per seed,
+    /// naming the first differing trace line when they differ).
+    #[arg(long)]
+    pub twice: bool,
     /// Run only seeds with seed % N == I (I/N), for a CI matrix.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -138,8 +142,20 @@ pub fn run(args: SimArgs) -> u8 {
         bar.set_message(o.seed.to_string());
         bar.inc(1);
     });
+    let again = if args.twice {
+        run_seeds_with(&seeds, &config, args.jobs, |_| {})
+    } else {
+        Vec::new()
+    };
     let wall_s = wall.elapsed().as_secs_f64();
-    for outcome in outcomes {
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        if let Some(second) = again.get(i) {
+            let r = loom_sim::determinism_result(&outcome, second);
+            if r.status != loom_report::Status::Pass {
+                println!("{}", r.message.as_deref().unwrap_or(""));
+            }
+            results.push(r);
+        }
         stats.add(&outcome.stats);
         if let Some(e) = &outcome.error {
             unrunnable.push(e.clone());
@@ -182,13 +198,15 @@ pub fn run(args: SimArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let simulated_s = stats.simulated_ms as f64 / 1000.0;
+    let runs = if args.twice { 2.0 } else { 1.0 };
+    let simulated_s = runs * stats.simulated_ms as f64 / 1000.0;
     println!(
-        "{} seed(s) on `{store}`, {} job(s): {simulated_s:.1} s simulated in {wall_s:.1} s wall ({:.0}x, {:.1} seeds/s)",
+        "{} seed(s){} on `{store}`, {} job(s): {simulated_s:.1} s simulated in {wall_s:.1} s wall ({:.0}x, {:.1} seeds/s)",
         seeds.len(),
+        if args.twice { " twice" } else { "" },
         args.jobs.max(1),
         simulated_s / wall_s.max(1e-9),
-        seeds.len() as f64 / wall_s.max(1e-9)
+        runs * seeds.len() as f64 / wall_s.max(1e-9)
     );
     println!("faults and coverage: {}", stats.counts());
     println!(

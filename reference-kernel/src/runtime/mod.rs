@@ -439,6 +439,12 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         self.flows.insert(script.flow_id.clone(), Arc::new(script));
     }
 
+    /// Registers a flow parsed once and shared (a host that builds many runtimes over
+    /// the same flows parses each once).
+    pub fn register_flow_shared(&mut self, script: Arc<FlowScript>) {
+        self.flows.insert(script.flow_id.clone(), script);
+    }
+
     /// Parses (with this runtime's features) and registers a flow.
     pub fn register_flow_json(&mut self, script: &Value) -> Result<(), ScriptError> {
         let parsed = FlowScript::parse(script, &self.config.features)?;
