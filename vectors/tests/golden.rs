@@ -467,3 +467,85 @@ fn replay_15_every_corpus_entry_gives_its_recorded_log_with_snapshots_on() {
     assert!(from_snapshot > 30, "{from_snapshot} loads from a snapshot");
     assert!(tail_events > 30, "{tail_events} tail events folded");
 }
+
+/// Where the recorded files' digests are pinned.
+const DIGESTS_FILE: &str = "DIGESTS.json";
+
+/// sha256 of each entry's recorded files under `dir`, by entry id.
+fn recorded_digests(dir: &Path) -> std::collections::BTreeMap<String, Value> {
+    load_corpus(dir)
+        .expect("the corpus loads")
+        .iter()
+        .map(|e| {
+            let digest = |file: &str| {
+                let bytes = std::fs::read(dir.join(&e.id).join(file)).unwrap();
+                json!(format!(
+                    "sha256:{}",
+                    loom_kernel::digest::sha256_hex(&bytes)
+                ))
+            };
+            (
+                e.id.clone(),
+                json!({"log": digest("log.json"), "outcomes": digest("outcomes.json")}),
+            )
+        })
+        .collect()
+}
+
+/// The entries whose recorded files differ from the pin (or that only one side has).
+fn drifted(dir: &Path, pin: &Value) -> Vec<String> {
+    let have = recorded_digests(dir);
+    let pinned = pin["entries"].as_object().expect("`entries` in the pin");
+    let mut out: Vec<String> = have
+        .iter()
+        .filter(|(id, d)| pinned.get(id.as_str()) != Some(*d))
+        .map(|(id, _)| id.clone())
+        .collect();
+    out.extend(pinned.keys().filter(|id| !have.contains_key(*id)).cloned());
+    out
+}
+
+/// REPLAY-16's golden corpus is reviewed data: a recorded log that changes, even one
+/// re-recorded together with a kernel change so that the replays still pass, fails
+/// here until `vectors/golden/DIGESTS.json` is updated in the same reviewed change.
+#[test]
+fn replay_16_every_recorded_log_is_the_committed_one_by_digest() {
+    let dir = golden::default_corpus_dir();
+    let pin: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(DIGESTS_FILE)).unwrap()).unwrap();
+    if std::env::var_os("LOOM_PIN_GOLDEN").is_some() {
+        // Writing the pin is a deliberate step: LOOM_PIN_GOLDEN=1 cargo nextest run …
+        let mut pin = pin.clone();
+        pin["entries"] = json!(recorded_digests(&dir));
+        std::fs::write(
+            dir.join(DIGESTS_FILE),
+            serde_json::to_string_pretty(&pin).unwrap() + "\n",
+        )
+        .unwrap();
+    }
+    let pin: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(DIGESTS_FILE)).unwrap()).unwrap();
+    assert_eq!(
+        pin["entries"].as_object().map(|m| m.len()),
+        Some(corpus().len()),
+        "every entry is pinned"
+    );
+    let changed = drifted(&dir, &pin);
+    assert!(
+        changed.is_empty(),
+        "recorded files changed for {changed:?}: review each log against the spec, then update vectors/golden/{DIGESTS_FILE} (LOOM_PIN_GOLDEN=1) in the same change"
+    );
+
+    // Judging power: one changed byte in a copy of the corpus is caught by name.
+    let copy = temp_dir("digests");
+    copy_dir(&dir, &copy);
+    let target = copy.join("gates-with-answers").join("log.json");
+    let text = std::fs::read_to_string(&target).unwrap();
+    std::fs::write(
+        &target,
+        text.replacen("\"sequence\": 1", "\"sequence\":  1", 1),
+    )
+    .unwrap();
+    assert_eq!(drifted(&copy, &pin), ["gates-with-answers"]);
+    std::fs::remove_dir_all(&copy).ok();
+}
