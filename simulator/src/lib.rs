@@ -674,8 +674,9 @@ impl SimStats {
 }
 
 /// Runs `seeds` on `jobs` threads (at least one), each seed exactly as [`run_seed`]
-/// would; the outcomes come back in seed order, so a sweep's report does not depend on
-/// the job count.
+/// would; the outcomes come back in seed order. Known limit: seeds on concurrent threads
+/// have been seen to trace differently from the same seeds on one thread
+/// (docs/performance.md), so reproduce a seed alone.
 pub fn run_seeds(seeds: &[u64], config: &SimConfig, jobs: usize) -> Vec<SimOutcome> {
     run_seeds_with(seeds, config, jobs, |_| {})
 }

@@ -34,7 +34,7 @@ pub struct SimArgs {
     /// speaking docs/protocols/store.md).
     #[arg(long, default_value = "memory")]
     pub store: String,
-    /// Seeds run on this many threads at once (results do not depend on it).
+    /// Seeds run on this many threads at once (reproduce a failing seed alone: see docs/simulator.md).
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
     /// Run every seed twice and compare the trace digests (a CONF-05 result per seed,
