@@ -87,3 +87,33 @@ fn place_04_loom_sim_store_cmd_python_adapter_runs_a_sweep() {
         "cmd",
     );
 }
+
+/// A schedule file replays in another process, without the seed's draw, to the same
+/// run (the same trace digest); a file that is not a schedule is a usage error.
+#[test]
+fn conf_05_loom_sim_replay_runs_a_schedule_file_to_the_same_digest() {
+    let out = loom_sim::run_seed(1, &loom_sim::SimConfig::default());
+    let dir = scratch("replay");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("schedule.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&out.schedule).unwrap()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_loom"))
+        .args(["sim", "replay"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!("digest {}", loom_sim::trace_digest(&out))),
+        "{stdout}"
+    );
+    std::fs::write(&file, "{\"workers\": 2}").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_loom"))
+        .args(["sim", "replay"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

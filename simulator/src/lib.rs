@@ -327,13 +327,189 @@ fn schedule_json(seed: u64, setup: &Setup) -> Value {
     })
 }
 
+/// Reads a schedule file back into a setup: the workers, rates, latencies, faults and
+/// flows come from the file, not from the seed (the seed only seeds the per-host
+/// choices and the network's latency draws). Unknown worker names are refused.
+fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
+    let num = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("schedule: `{k}` must be a non-negative integer"))
+    };
+    let workers = num("workers")? as usize;
+    if !(1..=WORKERS_MAX as usize * 4).contains(&workers) {
+        return Err(format!(
+            "schedule: `workers` must be 1..={}",
+            WORKERS_MAX * 4
+        ));
+    }
+    let latency = v
+        .get("latencyMs")
+        .and_then(Value::as_array)
+        .and_then(|a| Some((a.first()?.as_u64()?, a.get(1)?.as_u64()?)))
+        .ok_or("schedule: `latencyMs` must be [min, max]")?;
+    let worker_of = |name: &str| -> Result<usize, String> {
+        name.strip_prefix("worker-")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|w| *w < workers)
+            .ok_or_else(|| format!("schedule: no worker `{name}` among {workers}"))
+    };
+    let mut schedule = Vec::new();
+    for f in v
+        .get("faults")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let at = f
+            .get("at")
+            .and_then(Value::as_u64)
+            .ok_or("schedule: a fault needs `at`")?;
+        let fault = if let Some(w) = f.get("bounce").and_then(Value::as_str) {
+            Fault::Bounce(worker_of(w)?)
+        } else if let Some(w) = f.get("partition").and_then(Value::as_str) {
+            let ms = f
+                .get("ms")
+                .and_then(Value::as_u64)
+                .ok_or("schedule: a partition needs `ms`")?;
+            Fault::Partition(worker_of(w)?, ms)
+        } else if f.get("restart").is_some() {
+            Fault::StoreRestart
+        } else {
+            return Err(format!("schedule: unknown fault {f}"));
+        };
+        schedule.push((at, fault));
+    }
+    schedule.sort_by_key(|(at, _)| *at);
+    let flows = v
+        .get("flows")
+        .and_then(Value::as_array)
+        .filter(|f| !f.is_empty())
+        .ok_or("schedule: `flows` must list at least one flow")?;
+    let scenarios = flows
+        .iter()
+        .enumerate()
+        .map(|(i, flow)| Scenario::new(format!("exec-{i}"), flow.clone(), json!({ "n": i })))
+        .collect();
+    Ok(Setup {
+        workers,
+        scenarios,
+        faults: WorkerFaults {
+            crash_per_mille: num("crashPerMille")?,
+            zombie_per_mille: num("zombiePerMille")?,
+            lease_ms: config.lease_ms,
+            park_delay_ms: config.park_delay_ms,
+        },
+        hostile_per_mille: num("hostilePerMille")?,
+        latency_ms: latency,
+        schedule,
+    })
+}
+
+/// Runs a schedule file (as `write_artifacts` writes it, shrunk or not) under `config`
+/// (its store, planted bug and phase lengths).
+pub fn replay(schedule: &Value, config: &SimConfig) -> Result<SimOutcome, String> {
+    let setup = setup_from_json(schedule, config)?;
+    let seed = schedule
+        .get("seed")
+        .and_then(Value::as_u64)
+        .ok_or("schedule: `seed` (the per-host randomness) is missing")?;
+    Ok(run_setup(seed, setup, config))
+}
+
+/// Most runs shrinking a failure may take.
+pub const SHRINK_RUNS_MAX: usize = 80;
+
+/// Shrinks a failing outcome's schedule: drops faults one at a time, then executions,
+/// then workers, keeping each cut while a rule the original broke still breaks.
+/// Returns the smallest schedule found (the original when nothing could go) and the
+/// number of runs it took.
+pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
+    let rules: std::collections::BTreeSet<&str> =
+        failing.violations.iter().map(|v| v.rule.as_str()).collect();
+    let mut best = failing.schedule.clone();
+    let mut runs = 0;
+    let still_fails = |candidate: &Value, runs: &mut usize| -> bool {
+        *runs += 1;
+        replay(candidate, config)
+            .map(|o| o.violations.iter().any(|v| rules.contains(v.rule.as_str())))
+            .unwrap_or(false)
+    };
+    // Faults first: each one kept only if the failure needs it.
+    let mut i = 0;
+    while runs < SHRINK_RUNS_MAX {
+        let Some(faults) = best["faults"].as_array().cloned() else {
+            break;
+        };
+        if i >= faults.len() {
+            break;
+        }
+        let mut candidate = best.clone();
+        let mut fewer = faults;
+        fewer.remove(i);
+        candidate["faults"] = json!(fewer);
+        if still_fails(&candidate, &mut runs) {
+            best = candidate;
+        } else {
+            i += 1;
+        }
+    }
+    // Then executions, from the last.
+    let mut i = best["flows"].as_array().map_or(0, Vec::len);
+    while i > 0 && runs < SHRINK_RUNS_MAX {
+        i -= 1;
+        let flows = best["flows"].as_array().cloned().unwrap_or_default();
+        if flows.len() <= 1 {
+            break;
+        }
+        let mut candidate = best.clone();
+        let mut fewer = flows;
+        fewer.remove(i);
+        candidate["flows"] = json!(fewer);
+        if still_fails(&candidate, &mut runs) {
+            best = candidate;
+        }
+    }
+    // Then workers, from the last (faults on a removed worker go with it).
+    while runs < SHRINK_RUNS_MAX {
+        let workers = best["workers"].as_u64().unwrap_or(1);
+        if workers <= 1 {
+            break;
+        }
+        let gone = worker_name(workers as usize - 1);
+        let mut candidate = best.clone();
+        candidate["workers"] = json!(workers - 1);
+        let kept: Vec<Value> = best["faults"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| {
+                f.get("bounce").and_then(Value::as_str) != Some(gone.as_str())
+                    && f.get("partition").and_then(Value::as_str) != Some(gone.as_str())
+            })
+            .collect();
+        candidate["faults"] = json!(kept);
+        if still_fails(&candidate, &mut runs) {
+            best = candidate;
+        } else {
+            break;
+        }
+    }
+    (best, runs)
+}
+
 fn worker_name(i: usize) -> String {
     format!("worker-{i}")
 }
 
 /// Runs one seed: draws the setup, simulates both phases, checks every invariant.
 pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
-    let setup = draw(seed, config);
+    run_setup(seed, draw(seed, config), config)
+}
+
+/// Runs a setup with the per-host randomness of `seed`.
+fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     let schedule = schedule_json(seed, &setup);
     let store = match SimStore::open(&config.store, seed) {
         Ok(s) => s,

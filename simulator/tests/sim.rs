@@ -290,3 +290,38 @@ fn a_store_that_cannot_open_is_an_error_not_a_pass() {
         .iter()
         .all(|r| r.status == loom_report::Status::Error));
 }
+
+/// A failure you can keep: the schedule file replays the run without re-drawing it from
+/// the seed, and shrinking cuts what the failure does not need (here every fault: the
+/// planted corrupting read needs none) while the file still fails by the same rule.
+#[test]
+fn place_04_a_failing_seed_shrinks_to_a_schedule_file_that_replays() {
+    let config = SimConfig {
+        bug: Some(PlantedBug::CorruptStepOutputOnRead),
+        ..stormy()
+    };
+    let seed = first_catch(PlantedBug::CorruptStepOutputOnRead).expect("caught");
+    let out = run_seed(seed, &config);
+    let again = loom_sim::replay(&out.schedule, &config).expect("the schedule replays");
+    assert_eq!(
+        loom_sim::trace_digest(&out),
+        loom_sim::trace_digest(&again),
+        "replaying the full schedule is the same run"
+    );
+    let (small, runs) = loom_sim::shrink(&out, &config);
+    assert!(runs <= loom_sim::SHRINK_RUNS_MAX);
+    let count = |v: &serde_json::Value, k: &str| v[k].as_array().map_or(0, Vec::len);
+    assert!(count(&small, "faults") <= count(&out.schedule, "faults"));
+    assert!(
+        count(&small, "flows") < count(&out.schedule, "flows")
+            || count(&out.schedule, "flows") == 1
+    );
+    let text = serde_json::to_string(&small).unwrap();
+    let reread: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let r = loom_sim::replay(&reread, &config).expect("the shrunk file replays");
+    assert!(
+        r.violations.iter().any(|v| v.rule == "PLACE-04"),
+        "{:#?}",
+        r.violations
+    );
+}

@@ -21,6 +21,10 @@ Exit status: 0 every invariant held, 1 a violation (its seed and files are print
 opened, or no seed to run (e.g. --seeds 0), 2 usage error."
 )]
 pub struct SimArgs {
+    /// `replay FILE`: run a schedule file (a failing seed's `schedule.json` or
+    /// `shrunk.json`) instead of drawing seeds.
+    #[command(subcommand)]
+    pub action: Option<SimAction>,
     /// How many seeds to run.
     #[arg(long, default_value_t = 100)]
     pub seeds: u64,
@@ -55,6 +59,22 @@ pub struct SimArgs {
     pub quiet: bool,
 }
 
+/// What `loom sim` does besides a sweep.
+#[derive(clap::Subcommand)]
+pub enum SimAction {
+    /// Replays a schedule file written for a failing seed (`schedule.json`, or the
+    /// shrunk `shrunk.json`): workers, rates, faults and flows come from the file; the
+    /// file's seed seeds only the per-host choices and the network's latency draws.
+    #[command(
+        after_help = "Example:\n  loom sim replay loom-reports/sim-<time>/seed-17/shrunk.json\n  loom sim --store sqlite replay seed-17/shrunk.json\n\n\
+Exit status: 0 every invariant held, 1 a violation or a store that could not be opened, 2 the file is unreadable."
+    )]
+    Replay {
+        /// The schedule file.
+        file: PathBuf,
+    },
+}
+
 fn parse_shard(text: &str) -> Result<(u32, u32), String> {
     let (i, n) = text
         .split_once('/')
@@ -85,6 +105,9 @@ pub fn run(args: SimArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    if let Some(SimAction::Replay { file }) = &args.action {
+        return replay_file(file, store);
+    }
     let (from, count) = match args.seed {
         Some(s) => (s, 1),
         None => (args.from, args.seeds),
@@ -162,7 +185,21 @@ pub fn run(args: SimArgs) -> u8 {
         }
         if !outcome.violations.is_empty() {
             let files = write_artifacts(&out, &outcome)
-                .map(|p| super::shown(&p))
+                .and_then(|p| {
+                    // Keep the failure small: cut what it does not need, then write the
+                    // file that replays it without the seed's draw.
+                    let (small, _) = loom_sim::shrink(&outcome, &config);
+                    let text = serde_json::to_string_pretty(&small).unwrap_or_default();
+                    std::fs::write(p.join("shrunk.json"), text)?;
+                    Ok(p)
+                })
+                .map(|p| {
+                    format!(
+                        "{}; replay the shrunk run with `loom sim replay {}`",
+                        super::shown(&p),
+                        super::shown(&p.join("shrunk.json"))
+                    )
+                })
                 .unwrap_or_else(|e| format!("(files not written: {e})"));
             failing.push((outcome.seed, outcome.violations.clone(), files));
         }
@@ -240,5 +277,59 @@ pub fn run(args: SimArgs) -> u8 {
         EXIT_OK
     } else {
         EXIT_FAILED
+    }
+}
+
+/// `loom sim replay FILE`.
+fn replay_file(file: &std::path::Path, store: StoreSpec) -> u8 {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: reading {}: {e}", file.display());
+            return EXIT_USAGE;
+        }
+    };
+    let schedule: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {} is not JSON: {e}", file.display());
+            return EXIT_USAGE;
+        }
+    };
+    let config = SimConfig {
+        store,
+        ..SimConfig::default()
+    };
+    match loom_sim::replay(&schedule, &config) {
+        Err(e) => {
+            eprintln!("error: {}: {e}", file.display());
+            EXIT_USAGE
+        }
+        Ok(outcome) => {
+            if let Some(e) = &outcome.error {
+                println!("not run: {e}");
+                return EXIT_FAILED;
+            }
+            println!(
+                "replayed {}: {} trace lines, digest {}, {} violation(s)",
+                file.display(),
+                outcome.trace.len(),
+                loom_sim::trace_digest(&outcome),
+                outcome.violations.len()
+            );
+            for v in outcome.violations.iter().take(10) {
+                println!(
+                    "  {} {}: {}",
+                    v.rule,
+                    v.execution_id.as_deref().unwrap_or("-"),
+                    v.message
+                );
+            }
+            if outcome.violations.is_empty() {
+                EXIT_OK
+            } else {
+                EXIT_FAILED
+            }
+        }
     }
 }
