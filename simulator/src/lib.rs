@@ -238,6 +238,8 @@ pub struct SimStats {
     pub answers: u64,
     /// Simulated time the run covered, milliseconds.
     pub simulated_ms: u64,
+    /// Expired, uncompleted leases handed to another worker (two recoverers racing).
+    pub lease_takeovers: u64,
     /// Due timers a worker was served before their park had landed (the window in
     /// which a fire must keep the timer).
     pub due_before_park: u64,
@@ -415,6 +417,17 @@ pub fn replay(schedule: &Value, config: &SimConfig) -> Result<SimOutcome, String
         .and_then(Value::as_u64)
         .ok_or("schedule: `seed` (the per-host randomness) is missing")?;
     Ok(run_setup(seed, setup, config))
+}
+
+/// Reads a scenario: a schedule written by hand in TOML (the same fields as
+/// `schedule.json`: `seed`, `workers`, `crashPerMille`, `zombiePerMille`,
+/// `hostilePerMille`, `latencyMs`, `faults`, `flows`) or JSON.
+pub fn scenario_from_text(text: &str) -> Result<Value, String> {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return Ok(v);
+    }
+    let table: toml::Value = toml::from_str(text).map_err(|e| format!("not TOML or JSON: {e}"))?;
+    serde_json::to_value(table).map_err(|e| e.to_string())
 }
 
 /// Most runs shrinking a failure may take.
@@ -704,6 +717,7 @@ fn finish(
             timer_fires: book.timer_fires,
             answers: book.answers_sent,
             simulated_ms: 0,
+            lease_takeovers: book.lease_takeovers,
             due_before_park: book.due_before_park,
             completed: logs
                 .iter()
@@ -828,12 +842,13 @@ impl SimStats {
         self.answers += other.answers;
         self.due_before_park += other.due_before_park;
         self.simulated_ms += other.simulated_ms;
+        self.lease_takeovers += other.lease_takeovers;
     }
 
     /// The fault and coverage counts as `name=count` pairs, for a summary line.
     pub fn counts(&self) -> String {
         format!(
-            "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} effect-calls={} completed={}",
+            "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} effect-calls={} completed={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -843,6 +858,7 @@ impl SimStats {
             self.timer_fires,
             self.answers,
             self.due_before_park,
+            self.lease_takeovers,
             self.effect_calls,
             self.completed
         )

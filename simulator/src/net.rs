@@ -110,6 +110,8 @@ pub struct Book {
     pub unsynced: BTreeMap<String, u64>,
     /// Store restarts.
     pub store_restarts: u64,
+    /// Expired, uncompleted leases handed to another worker.
+    pub lease_takeovers: u64,
     /// Reads served while one of the execution's timers was due and its park had not
     /// landed yet.
     pub due_before_park: u64,
@@ -452,6 +454,15 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
 fn check_one_live_lease(world: &World, fresh: &Lease, now: i64) {
     let exec = fresh.package.execution_id.clone();
     let mut book = world.book();
+    let taken_over = book
+        .leases
+        .get(&exec)
+        .is_some_and(|l| l.deadline_ms <= now && l.worker_id != fresh.worker_id);
+    if taken_over {
+        // Coverage: an expired, uncompleted lease taken over by another worker (the
+        // first holder may still be running: two recoverers race).
+        book.lease_takeovers += 1;
+    }
     if let Some(live) = book.leases.get(&exec) {
         if live.deadline_ms > now && live.lease_id != fresh.lease_id {
             let message = format!(

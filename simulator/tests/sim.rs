@@ -325,3 +325,36 @@ fn place_04_a_failing_seed_shrinks_to_a_schedule_file_that_replays() {
         r.violations
     );
 }
+
+/// Runs a scenario file from `simulator/scenarios/`; every invariant must hold.
+fn scenario(name: &str) -> loom_sim::SimOutcome {
+    let path = format!("{}/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let schedule = loom_sim::scenario_from_text(&text).expect("a scenario");
+    let out = loom_sim::replay(&schedule, &SimConfig::default()).expect("it runs");
+    assert!(out.violations.is_empty(), "{name}: {:#?}", out.violations);
+    assert!(out.stats.completed > 0, "{name}: nothing completed");
+    out
+}
+
+#[test]
+fn place_05_scenario_zombie_appending_after_fencing() {
+    let out = scenario("zombie-after-fencing");
+    assert!(out.stats.zombie_refused > 0, "{:?}", out.stats);
+}
+
+#[test]
+fn spi_23_place_04_scenario_store_restart_mid_recovery() {
+    let out = scenario("store-restart-mid-recovery");
+    assert!(
+        out.stats.store_restarts > 0 && out.stats.injected_crashes > 0,
+        "{:?}",
+        out.stats
+    );
+}
+
+#[test]
+fn place_05_replay_01_scenario_two_recoverers_racing() {
+    let out = scenario("two-recoverers-racing");
+    assert!(out.stats.lease_takeovers > 0, "{:?}", out.stats);
+}

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 simulated network, fault rates, latencies, flows) and runs a safety phase with crashes, partitions, zombie writers \
 and hostile resumes, then a liveness phase with faults off. Invariants are named by rule id; see docs/simulator.md.\n\n\
 Examples:\n  loom sim --seeds 200 --jobs 2\n  loom sim --seeds 1000 --stormy --shard 0/4 --out shard-0/\n  loom sim --seed 53 --stormy\n  \
-loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --seeds 20\n\n\
+loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --scenario simulator/scenarios/two-recoverers-racing.toml\n  loom sim --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --seeds 20\n\n\
 The same seed gives the same trace, byte for byte. Shards merge with `loom report merge`.\n\
 Exit status: 0 every invariant held, 1 a violation (its seed and files are printed), a store that could not be \
 opened, or no seed to run (e.g. --seeds 0), 2 usage error."
@@ -38,6 +38,10 @@ pub struct SimArgs {
     /// speaking docs/protocols/store.md).
     #[arg(long, default_value = "memory")]
     pub store: String,
+    /// Run a scenario file (TOML or JSON: workers, rates, latencies, faults, flows; see
+    /// simulator/scenarios/) instead of drawing seeds.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["seed", "from", "seeds", "shard"])]
+    pub scenario: Option<PathBuf>,
     /// Seeds run on this many threads at once (reproduce a failing seed alone: see docs/simulator.md).
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
@@ -106,6 +110,9 @@ pub fn run(args: SimArgs) -> u8 {
         }
     };
     if let Some(SimAction::Replay { file }) = &args.action {
+        return replay_file(file, store);
+    }
+    if let Some(file) = &args.scenario {
         return replay_file(file, store);
     }
     let (from, count) = match args.seed {
@@ -289,10 +296,10 @@ fn replay_file(file: &std::path::Path, store: StoreSpec) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let schedule: serde_json::Value = match serde_json::from_str(&text) {
+    let schedule = match loom_sim::scenario_from_text(&text) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("error: {} is not JSON: {e}", file.display());
+            eprintln!("error: {}: {e}", file.display());
             return EXIT_USAGE;
         }
     };
