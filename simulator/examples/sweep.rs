@@ -27,6 +27,13 @@ fn main() {
     let mut failing = 0;
     for seed in from..from + count {
         let out = run_seed(seed, &config);
+        if std::env::var("LOOM_SIM_TWICE").is_ok() {
+            let again = run_seed(seed, &config);
+            let r = loom_sim::determinism_result(&out, &again);
+            if let Some(m) = r.message.filter(|_| r.status != loom_report::Status::Pass) {
+                println!("{m}");
+            }
+        }
         if !out.violations.is_empty() {
             failing += 1;
             println!("seed {seed}:");

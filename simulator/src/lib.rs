@@ -66,6 +66,8 @@ pub const FAULT_ACTIONS_MAX: u64 = 12;
 pub const PARTITION_MS_MAX: u64 = 3_000;
 /// Turmoil's tick, in simulated milliseconds.
 pub const TICK_MS: u64 = 2;
+/// How long a store restart keeps the store unreachable, simulated milliseconds.
+pub const STORE_DOWN_MS: u64 = 150;
 /// Most threads a sweep runs seeds on.
 pub const JOBS_MAX: usize = 64;
 /// Slack between the client's deadline and turmoil's hard simulation limit.
@@ -251,6 +253,10 @@ pub struct SimStats {
 enum Fault {
     Bounce(usize),
     Partition(usize, u64),
+    /// Messages from the first host to the second are lost for a while (the other way
+    /// still works): a cut from the store to a caller loses acknowledgements of
+    /// requests that took effect.
+    OneWay(String, String, u64),
     StoreRestart,
 }
 
@@ -294,9 +300,22 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
     for _ in 0..rng.range(0, FAULT_ACTIONS_MAX) {
         let at = rng.range(0, config.safety_ms.saturating_sub(1));
         let w = rng.range(0, workers as u64 - 1) as usize;
-        let fault = match rng.range(0, 9) {
+        let fault = match rng.range(0, 11) {
             0..=2 => Fault::Bounce(w),
             3..=6 => Fault::Partition(w, rng.range(100, PARTITION_MS_MAX)),
+            7 | 8 => {
+                let other = match rng.range(0, 2) {
+                    0 => worker_name(w),
+                    1 => "client".to_owned(),
+                    _ => "dispatcher".to_owned(),
+                };
+                let ms = rng.range(100, PARTITION_MS_MAX);
+                if rng.chance(500) {
+                    Fault::OneWay(STORE_HOST.to_owned(), other, ms)
+                } else {
+                    Fault::OneWay(other, STORE_HOST.to_owned(), ms)
+                }
+            }
             _ => Fault::StoreRestart,
         };
         schedule.push((at, fault));
@@ -323,6 +342,7 @@ fn schedule_json(seed: u64, setup: &Setup) -> Value {
         "faults": setup.schedule.iter().map(|(at, f)| match f {
             Fault::Bounce(w) => json!({ "at": at, "bounce": worker_name(*w) }),
             Fault::Partition(w, d) => json!({ "at": at, "partition": worker_name(*w), "ms": d }),
+            Fault::OneWay(from, to, d) => json!({ "at": at, "cut": [from, to], "ms": d }),
             Fault::StoreRestart => json!({ "at": at, "restart": STORE_HOST }),
         }).collect::<Vec<_>>(),
         "flows": setup.scenarios.iter().map(|s| s.flow.clone()).collect::<Vec<_>>(),
@@ -375,6 +395,22 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
                 .and_then(Value::as_u64)
                 .ok_or("schedule: a partition needs `ms`")?;
             Fault::Partition(worker_of(w)?, ms)
+        } else if let Some(cut) = f.get("cut").and_then(Value::as_array) {
+            let host = |i: usize| -> Result<String, String> {
+                let h = cut
+                    .get(i)
+                    .and_then(Value::as_str)
+                    .ok_or("schedule: `cut` is [from, to]")?;
+                match h {
+                    STORE_HOST | "client" | "dispatcher" => Ok(h.to_owned()),
+                    w => worker_of(w).map(worker_name),
+                }
+            };
+            let ms = f
+                .get("ms")
+                .and_then(Value::as_u64)
+                .ok_or("schedule: a cut needs `ms`")?;
+            Fault::OneWay(host(0)?, host(1)?, ms)
         } else if f.get("restart").is_some() {
             Fault::StoreRestart
         } else {
@@ -490,6 +526,11 @@ pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
             break;
         }
         let gone = worker_name(workers as usize - 1);
+        let on_gone = |f: &Value| {
+            f.get("cut")
+                .and_then(Value::as_array)
+                .is_some_and(|c| c.iter().any(|h| h.as_str() == Some(gone.as_str())))
+        };
         let mut candidate = best.clone();
         candidate["workers"] = json!(workers - 1);
         let kept: Vec<Value> = best["faults"]
@@ -500,6 +541,7 @@ pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
             .filter(|f| {
                 f.get("bounce").and_then(Value::as_str) != Some(gone.as_str())
                     && f.get("partition").and_then(Value::as_str) != Some(gone.as_str())
+                    && !on_gone(f)
             })
             .collect();
         candidate["faults"] = json!(kept);
@@ -586,7 +628,12 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
 
     let mut pending = setup.schedule.clone();
     pending.reverse();
-    let mut repairs: Vec<(u64, usize)> = Vec::new();
+    let hosts: Vec<String> = (0..setup.workers)
+        .map(worker_name)
+        .chain(["client".to_owned(), "dispatcher".to_owned()])
+        .collect();
+    // (when, from, to, one way): links to heal.
+    let mut repairs: Vec<(u64, String, String, bool)> = Vec::new();
     let mut sim_error = None;
     let (mut bounces, mut partitions) = (0, 0);
     loop {
@@ -600,22 +647,43 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                     }
                     Fault::Partition(w, d) => {
                         sim.partition(worker_name(w), STORE_HOST);
-                        repairs.push((at + d, w));
+                        repairs.push((at + d, worker_name(w), STORE_HOST.to_owned(), false));
+                        partitions += 1;
+                    }
+                    Fault::OneWay(ref from, ref to, d) => {
+                        sim.partition_oneway(from.as_str(), to.as_str());
+                        repairs.push((at + d, from.clone(), to.clone(), true));
                         partitions += 1;
                     }
                     Fault::StoreRestart => {
-                        // In-flight requests and their acknowledgements die with the
-                        // host; what the store committed survives (World outlives it).
-                        sim.bounce(STORE_HOST);
+                        // The store is down for STORE_DOWN_MS: it is cut off from every
+                        // host, so requests and acknowledgements in flight are lost; what
+                        // it committed survives (World outlives it), and it reopens its
+                        // store. Not a turmoil bounce: a bounced host gets a new tokio
+                        // runtime whose clock starts from the real clock, and runs that
+                        // bounced the store were seen to trace differently (CONF-05).
+                        for h in hosts.iter() {
+                            sim.partition(STORE_HOST, h.as_str());
+                            repairs.push((
+                                at + STORE_DOWN_MS,
+                                STORE_HOST.to_owned(),
+                                h.clone(),
+                                false,
+                            ));
+                        }
                         world.restart_store();
                     }
                 }
                 world.trace(json!({ "t": now, "fault": format!("{fault:?}") }));
             }
         }
-        repairs.retain(|(at, w)| {
+        repairs.retain(|(at, from, to, oneway)| {
             if *at <= now || now >= config.safety_ms {
-                sim.repair(worker_name(*w), STORE_HOST);
+                if *oneway {
+                    sim.repair_oneway(from.as_str(), to.as_str());
+                } else {
+                    sim.repair(from.as_str(), to.as_str());
+                }
                 false
             } else {
                 true
