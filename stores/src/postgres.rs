@@ -240,6 +240,7 @@ impl PgStore {
     /// same time never share a schema, while later ones reuse the pool's schemas instead
     /// of creating and dropping their own: a test suite's isolation at the cost of a
     /// few `DELETE`s per case. The pool's schemas stay in the database for the next run.
+    /// Its commits do not wait for the disk ([`PgStore::connect_fresh`] says why).
     /// Destroys the slot's data: for tests only.
     pub async fn connect_pooled(url: &str, prefix: &str) -> Result<PgStore, StoreError> {
         let mut client = open(url).await?;
@@ -267,6 +268,7 @@ impl PgStore {
                 schema,
                 lease_ms: LEASE_DURATION_MS_DEFAULT,
             };
+            store.throwaway_commits().await?;
             store.reset().await?;
             return Ok(store);
         }
@@ -294,11 +296,30 @@ impl PgStore {
         tx.commit().await.map_err(backend)
     }
 
-    /// Drops `schema` with everything in it, then connects as [`PgStore::connect`].
-    /// Destroys data: for tests and throwaway environments only.
+    /// Drops `schema` with everything in it, then connects as [`PgStore::connect`], with
+    /// commits that do not wait for the disk (below). Destroys data: for tests and
+    /// throwaway environments only.
     pub async fn connect_fresh(url: &str, schema: &str) -> Result<PgStore, StoreError> {
         PgStore::drop_schema(url, schema).await?;
-        PgStore::connect(url, schema).await
+        let store = PgStore::connect(url, schema).await?;
+        store.throwaway_commits().await?;
+        Ok(store)
+    }
+
+    /// Lets this connection's commits return before their WAL reaches the disk
+    /// (`synchronous_commit = off`), for the throwaway schemas of tests and kit runs.
+    /// What other sessions see, and when, is unchanged (a commit is visible at once and
+    /// in order); only a crash of the server could lose the last commits, and these
+    /// schemas are emptied or dropped anyway. A kit run commits some 1,600 times, and a
+    /// WAL flush cost about 5.7 ms each on the project's disk (`pg_test_fsync`): most of
+    /// the suite's time (docs/performance.md, "PostgreSQL kits").
+    async fn throwaway_commits(&self) -> Result<(), StoreError> {
+        self.client
+            .lock()
+            .await
+            .batch_execute("SET synchronous_commit TO OFF")
+            .await
+            .map_err(backend)
     }
 
     /// Drops `schema` with everything in it, if it exists, over a connection of its
