@@ -115,7 +115,9 @@ mod tests {
             .get_subcommands()
             .filter(|c| !c.is_hide_set() && c.get_name() != "help")
             .collect();
-        if subs.is_empty() {
+        // A command runs by itself when it has no subcommands or they are optional
+        // (`loom sim` sweeps, `loom sim replay` replays).
+        if !path.is_empty() && (subs.is_empty() || !cmd.is_subcommand_required_set()) {
             out.push((path.clone(), cmd.clone()));
         }
         for sub in subs {

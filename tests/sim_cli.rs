@@ -39,7 +39,9 @@ fn a_sweep_that_runs_no_seed_fails_and_says_why() {
         let dir = scratch("none");
         let o = loom(&args, &dir);
         let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        // Arguments that select nothing are a usage error, as `vectors run --filter` and
+        // `conform --case` matching nothing are.
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains("no seed to run"), "{args:?}: {err}");
         assert!(!dir.join("report.json").exists(), "{args:?} wrote a report");
     }

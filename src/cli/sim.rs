@@ -17,8 +17,8 @@ and hostile resumes, then a liveness phase with faults off. Invariants are named
 Examples:\n  loom sim --seeds 200 --jobs 2\n  loom sim --seeds 1000 --stormy --shard 0/4 --out shard-0/\n  loom sim --seed 53 --stormy\n  \
 loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --scenario simulator/scenarios/two-recoverers-racing.toml\n  loom sim --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --seeds 20\n\n\
 The same seed gives the same trace, byte for byte. Shards merge with `loom report merge`.\n\
-Exit status: 0 every invariant held, 1 a violation (its seed and files are printed), a store that could not be \
-opened, or no seed to run (e.g. --seeds 0), 2 usage error."
+Exit status: 0 every invariant held, 1 a violation (its seed and files are printed) or a store that could not be \
+opened, 2 usage error (e.g. --seeds 0: no seed to run)."
 )]
 pub struct SimArgs {
     /// `replay FILE`: run a schedule file (a failing seed's `schedule.json` or
@@ -70,8 +70,8 @@ pub enum SimAction {
     /// shrunk `shrunk.json`): workers, rates, faults and flows come from the file; the
     /// file's seed seeds only the per-host choices and the network's latency draws.
     #[command(
-        after_help = "Example:\n  loom sim replay loom-reports/sim-<time>/seed-17/shrunk.json\n  loom sim --store sqlite replay seed-17/shrunk.json\n\n\
-Exit status: 0 every invariant held, 1 a violation or a store that could not be opened, 2 the file is unreadable."
+        after_help = "Examples:\n  loom sim replay loom-reports/sim-<time>/seed-17/shrunk.json\n  loom sim --store sqlite replay seed-17/shrunk.json\n\n\
+Exit status: 0 every invariant held, 1 a violation or a store that could not be opened, 2 usage error or an unreadable file."
     )]
     Replay {
         /// The schedule file.
@@ -132,7 +132,7 @@ pub fn run(args: SimArgs) -> u8 {
                 .map(|s| format!(" in shard {s}"))
                 .unwrap_or_default()
         );
-        return EXIT_FAILED;
+        return EXIT_USAGE;
     }
     let out = match super::prepare_out(args.out.as_deref(), "sim") {
         Ok(dir) => dir,
