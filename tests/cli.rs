@@ -191,3 +191,50 @@ fn conf_08_fitness_functions_are_listed_where_they_live_and_ci_runs_them() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains("./scripts/test") && readme.contains("./scripts/check"));
 }
+
+#[test]
+fn a_run_refused_before_it_starts_leaves_no_run_folder() {
+    let dir = scratch("no-folder");
+    let missing = dir.join("no-such-set");
+    for args in [
+        vec![
+            "vectors",
+            "run",
+            "--quiet",
+            "--vectors",
+            missing.to_str().unwrap(),
+        ],
+        vec![
+            "vectors",
+            "run",
+            "--quiet",
+            "--filter",
+            "no vector has this id",
+        ],
+        vec![
+            "conform",
+            "--store",
+            "memory",
+            "--quiet",
+            "--case",
+            "no_such_case",
+        ],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_loom"))
+            .args(&args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            code(&o),
+            2,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.join("loom-reports"))
+            .map(|d| d.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

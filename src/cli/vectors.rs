@@ -286,24 +286,28 @@ fn run_vectors(args: RunArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    // A run that stops before it has results leaves no empty run folder behind.
+    let give_up = |out: &Path, code: u8| {
+        let _ = std::fs::remove_dir(out); // only if still empty
+        code
+    };
     let mut vectors = match loom_harness::vectors::load(args.vectors.as_deref()) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_USAGE;
+            return give_up(&out, EXIT_USAGE);
         }
     };
     let digest = loom_vectors::set::set_digest(&vectors);
     if let Err(e) = loom_vectors::set::add_extra(&mut vectors, &args.extra) {
         eprintln!("error: {e}");
-        return EXIT_USAGE;
+        return give_up(&out, EXIT_USAGE);
     }
     if let Some(f) = &args.filter {
         vectors.retain(|v| v.id.contains(f.as_str()));
         if vectors.is_empty() {
             eprintln!("error: no vector id contains {f:?} (see `loom vectors list`)");
-            let _ = std::fs::remove_dir(&out); // only if still empty
-            return EXIT_USAGE;
+            return give_up(&out, EXIT_USAGE);
         }
     }
     let (claims, mut results) = match loom_harness::vectors::run_with(
@@ -315,7 +319,7 @@ fn run_vectors(args: RunArgs) -> u8 {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_FAILED;
+            return give_up(&out, EXIT_FAILED);
         }
     };
     super::set_reproduce(&mut results, |r| {
@@ -332,7 +336,7 @@ fn run_vectors(args: RunArgs) -> u8 {
             }
             Err(e) => {
                 eprintln!("error: {e}");
-                return EXIT_USAGE;
+                return give_up(&out, EXIT_USAGE);
             }
         }
     }
