@@ -7,6 +7,7 @@
 //! one by [`ok`]. It needs no executor of its own: the only concurrency it uses is
 //! [`join_all`], which polls several futures in the caller's task.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -51,9 +52,62 @@ pub struct CaseInfo {
     pub rules: &'static [&'static str],
     /// The lowest SPI version whose contract the case checks.
     pub spi_version: &'static str,
-    /// The optional methods (spec names) the case needs; without them it is
-    /// `skip-not-claimed`.
+    /// What the case needs the store to claim, in the words a skipped case reports:
+    /// optional methods by spec name (`"readRange"`), and `"SPI x.y.z"` for a claimed
+    /// version of at least x.y.z. Without one of them the case is `skip-not-claimed`.
+    /// This list decides the skip before the case runs (the test macros must know it
+    /// when they list their tests); the meta-tests check it against what each case
+    /// concludes by itself.
     pub needs: &'static [&'static str],
+}
+
+/// What a store claims, as far as the case tables' [`needs`](CaseInfo::needs) ask: its
+/// SPI version and the optional methods it implements.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Claims {
+    /// The claimed SPI version; `None` for a kit whose stores claim none.
+    pub spi_version: Option<String>,
+    /// The claimed optional methods, by spec name.
+    pub methods: BTreeSet<&'static str>,
+}
+
+impl Claims {
+    /// The claims of a capabilities answer.
+    pub fn of<M: SpiMethod>(caps: &Capabilities<M>) -> Claims {
+        Claims {
+            spi_version: Some(caps.spi_version.clone()),
+            methods: caps.method_names().into_iter().collect(),
+        }
+    }
+
+    /// These claims and `other`'s methods (a kit over several stores); the version
+    /// stays this one's.
+    pub fn with(mut self, other: Claims) -> Claims {
+        self.methods.extend(other.methods);
+        self
+    }
+
+    /// True when the claims meet one need of a case table.
+    pub fn meets(&self, need: &str) -> bool {
+        match need.strip_prefix("SPI ") {
+            Some(min) => self
+                .spi_version
+                .as_deref()
+                .is_some_and(|claimed| claims_at_least(claimed, min)),
+            None => self.methods.contains(need),
+        }
+    }
+
+    /// The first need of `case` these claims do not meet: the case is then
+    /// `skip-not-claimed` for want of it.
+    pub fn unmet(&self, case: &CaseInfo) -> Option<&'static str> {
+        case.needs.iter().copied().find(|need| !self.meets(need))
+    }
+}
+
+/// The claims of a store whose SPI has no optional methods.
+pub fn no_claims<S>(_store: &S) -> Claims {
+    Claims::default()
 }
 
 /// What a case is given besides the store: a namespace that makes every execution id
@@ -92,6 +146,9 @@ pub trait Kit<S> {
     const FRESH_STORE: bool;
     /// Every case, in run order.
     fn cases() -> &'static [CaseInfo];
+    /// What `store` claims, for deciding which cases are `skip-not-claimed` before any
+    /// runs ([`Claims::unmet`]).
+    fn claims(store: &S) -> Claims;
     /// Runs the case `id`; `None` when the kit has no such case.
     fn run_case(id: &str, store: &S, cx: &Ctx) -> impl Future<Output = Option<Verdict>>;
 }
@@ -102,7 +159,7 @@ pub trait Kit<S> {
 #[doc(hidden)]
 macro_rules! __kit_cases {
     (
-        kit: $kit:ident, name: $name:literal, bound: $($bound:ident)::+, fresh: $fresh:expr,
+        kit: $kit:ident, name: $name:literal, bound: $($bound:ident)::+, fresh: $fresh:expr, claims: $claims:path,
         cases: [ $( $case:ident => [$($rule:literal),* $(,)?], $ver:literal, [$($need:literal),* $(,)?] );* $(;)? ]
     ) => {
         /// Every case of this kit, in run order, with the rules it proves.
@@ -119,6 +176,9 @@ macro_rules! __kit_cases {
             const FRESH_STORE: bool = $fresh;
             fn cases() -> &'static [$crate::CaseInfo] {
                 CASES
+            }
+            fn claims(store: &S) -> $crate::case::Claims {
+                $claims(store)
             }
             async fn run_case(id: &str, store: &S, cx: &$crate::Ctx) -> Option<$crate::Verdict> {
                 match id {

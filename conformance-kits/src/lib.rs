@@ -13,7 +13,8 @@
 //! - [`stdio`], the client of the stdio store protocol, so a store written in any
 //!   language runs the same kits;
 //! - one macro per kit (`event_store_conformance!` and friends) that makes each case a
-//!   `#[test]` in the store author's crate.
+//!   test in the store author's crate ([`harness`]: a case the store cannot run is
+//!   reported as skipped, not passed).
 //!
 //! Key design decision: the kits know no concrete store. A case is an `async fn` over
 //! `&impl Trait` plus a [`Ctx`] that namespaces every execution id it creates, so cases
@@ -28,6 +29,12 @@
 
 pub mod case;
 pub mod fault;
+/// The test harness the kit macros build on (libtest-mimic trials; see [`macros`]): a
+/// test that cannot run is an ignored trial, `LOOM_REQUIRE_TOOLS=1` turns a missing tool
+/// into a failure.
+pub mod harness {
+    pub use loom_test_support::*;
+}
 pub mod kits;
 pub mod lifecycle;
 #[doc(hidden)]

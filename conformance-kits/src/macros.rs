@@ -1,86 +1,256 @@
-//! The `#[test]` generators: one macro per kit turns every case into its own test in
-//! the caller's crate, named after the case (so `cargo test` and nextest show the rule
-//! token, e.g. `events::spi_07_incarnation_distinct_anchor`).
+//! The test generators: one macro per kit turns every case into its own test in the
+//! caller's crate, named after the case under the module the macro is invoked in (so
+//! `cargo test` and nextest show the rule token, e.g.
+//! `events::spi_07_incarnation_distinct_anchor`).
 //!
-//! The factory is `|case: &'static str| async move { Some(store) }`; returning `None`
-//! skips every case with a printed reason (e.g. no database configured). The generated
-//! tests run on a current-thread tokio runtime built here, so the caller needs no tokio
+//! The tests are libtest-mimic trials: the test target is `harness = false` and ends with
+//! `loom_conformance::kit_main!(events, snapshots, …)` naming the modules that invoke a
+//! macro (or has a `main` of its own that collects each module's `kit_trials()` and calls
+//! [`harness::run`](crate::harness::run)). The reason is honesty: a case for a method the
+//! store does not claim cannot run, and only a test marked ignored when the test list is
+//! built is reported as skipped, by nextest, by `cargo test` and in JUnit. A `#[test]`
+//! that returns early is a pass.
+//!
+//! The factory is `|case: &'static str| async move { Some(store) }`. It is called once
+//! when the tests are listed, to learn what the store claims: a case whose needs
+//! ([`CaseInfo::needs`](crate::CaseInfo::needs)) are not all claimed is an ignored test
+//! named `<case> [skip-not-claimed <need>]`. It is called again for each case that runs.
+//! Returning `None` skips every case (`[skip-no-store]`, e.g. no database configured;
+//! [`harness::locate_or_skip`](crate::harness::locate_or_skip) names the missing tool
+//! instead: `[skip-missing postgres]`); a factory that panics while the tests are listed
+//! makes every case fail with its message (how a required database that is missing fails
+//! under `LOOM_REQUIRE_TOOLS=1`). The
+//! cases run on a current-thread tokio runtime built here, so the caller needs no tokio
 //! of its own.
 
 use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
-use crate::case::{Ctx, Kit, Outcome};
+use loom_test_support::{failing, may_select, skipped, take_no_store_note, Trial};
+
+use crate::case::{Claims, Ctx, Kit, Outcome};
 use crate::runner::{fresh_run_id, CASE_TIMEOUT};
 
-/// Runs one case as a test: builds a runtime, asks the factory for a store, runs the
-/// case with a fresh namespace, panics with the failure, prints a skip.
-#[doc(hidden)]
-pub fn run_test<S, K, F, Fut>(case: &'static str, display: &'static str, factory: F)
-where
-    K: Kit<S>,
-    F: FnOnce(&'static str) -> Fut,
-    Fut: Future<Output = Option<S>>,
-{
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+/// The case name the factory is given when it is called to learn the store's claims.
+pub const LISTING_CASE: &str = "kit_claims";
+
+/// The skip tag of every case when the factory gives no store.
+pub const NO_STORE_TAG: &str = "skip-no-store";
+
+/// The skip tag of a case whose need `need` the store does not claim.
+pub fn not_claimed_tag(need: &str) -> String {
+    format!("skip-not-claimed {need}")
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
+        .map_err(|e| format!("cannot build a tokio runtime: {e}"))
+}
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(a panic without a message)".to_string())
+}
+
+/// What the factory gave when the tests were listed.
+enum Listing {
+    /// A store claiming this.
+    Claims(Claims),
+    /// No store: the skip tag and reason.
+    NoStore(String, String),
+    /// A panic, with its message.
+    Panicked(String),
+}
+
+/// Asks the factory for a store and returns what it claims.
+fn listing<S, K, F, Fut>(factory: &F) -> Listing
+where
+    K: Kit<S>,
+    F: Fn(&'static str) -> Fut,
+    Fut: Future<Output = Option<S>>,
+{
+    let rt = match runtime() {
         Ok(rt) => rt,
-        Err(e) => panic!("{display}: cannot build a tokio runtime: {e}"),
+        Err(e) => return Listing::Panicked(e),
     };
-    runtime.block_on(async {
+    take_no_store_note();
+    match catch_unwind(AssertUnwindSafe(|| {
+        rt.block_on(async { factory(LISTING_CASE).await.map(|store| K::claims(&store)) })
+    })) {
+        Ok(Some(claims)) => Listing::Claims(claims),
+        Ok(None) => {
+            let (tag, reason) = take_no_store_note().unwrap_or_else(|| {
+                (
+                    NO_STORE_TAG.to_string(),
+                    "the store factory gave no store (e.g. no database is configured)".to_string(),
+                )
+            });
+            Listing::NoStore(tag, reason)
+        }
+        Err(payload) => Listing::Panicked(panic_text(payload)),
+    }
+}
+
+/// Runs one case that the listing found runnable: a store from the factory, a fresh
+/// namespace, the per-case time limit. `Err` says why the test fails.
+fn run_case<S, K, F, Fut>(
+    case: &'static str,
+    display: &'static str,
+    factory: &F,
+) -> Result<(), String>
+where
+    K: Kit<S>,
+    F: Fn(&'static str) -> Fut,
+    Fut: Future<Output = Option<S>>,
+{
+    runtime()?.block_on(async {
         let Some(store) = factory(display).await else {
-            println!("skipping {display}: the factory gave no store");
-            return;
+            return Err(format!(
+                "{display}: the store factory gave no store, though it gave one when the tests were listed"
+            ));
         };
         let cx = Ctx::new(format!("{}.", fresh_run_id()));
-        let run = K::run_case(case, &store, &cx);
-        match tokio::time::timeout(CASE_TIMEOUT, run).await {
-            Err(_) => panic!("{display}: timed out after {CASE_TIMEOUT:?}"),
-            Ok(None) => panic!("{display}: no such case in kit {}", K::NAME),
-            Ok(Some(Ok(Outcome::Pass))) => {}
-            Ok(Some(Ok(Outcome::SkipNotClaimed(what)))) => {
-                println!("skip-not-claimed: {display} needs {what}")
-            }
+        match tokio::time::timeout(CASE_TIMEOUT, K::run_case(case, &store, &cx)).await {
+            Err(_) => Err(format!("{display}: timed out after {CASE_TIMEOUT:?}")),
+            Ok(None) => Err(format!("{display}: no such case in kit {}", K::NAME)),
+            Ok(Some(Ok(Outcome::Pass))) => Ok(()),
+            Ok(Some(Ok(Outcome::SkipNotClaimed(what)))) => Err(format!(
+                "{display}: the case stopped for want of {what}, but the store's claims meet \
+                 every need the kit's table lists for it: the table is out of date (a bug in \
+                 the kit; add {what:?} to the case's needs)"
+            )),
             Ok(Some(Err(failure))) => {
                 let rules = K::cases()
                     .iter()
                     .find(|c| c.id == case)
                     .map(|c| c.rules.join(", "))
                     .unwrap_or_default();
-                panic!("{display} [{rules}]: {failure}")
+                Err(format!("{display} [{rules}]: {failure}"))
             }
         }
-    });
+    })
 }
 
-/// Generates one `#[test]` per listed case of kit module `$module`, plus a test that the
-/// list names every case of the kit's table.
-#[macro_export]
+/// The trials of one kit-macro invocation: `listed` pairs each case id with the name the
+/// factory is given; `module_path` is the invoking module's path, whose part after the
+/// crate name prefixes every test name.
 #[doc(hidden)]
-macro_rules! __kit_tests {
-    ($module:ident, $kit:ident, $factory:expr, [$($case:ident),* $(,)?]) => {
-        $(
-            #[test]
-            fn $case() {
-                $crate::macros::run_test::<_, $crate::kits::$module::$kit, _, _>(
-                    stringify!($case),
-                    concat!(stringify!($module), "::", stringify!($case)),
-                    $factory,
-                );
-            }
-        )*
+pub fn kit_trials<S, K, F, Fut>(
+    module_path: &'static str,
+    listed: &'static [(&'static str, &'static str)],
+    factory: F,
+) -> Vec<Trial>
+where
+    S: 'static,
+    K: Kit<S> + 'static,
+    F: Fn(&'static str) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Option<S>>,
+{
+    let prefix = module_path.split_once("::").map_or("", |(_, rest)| rest);
+    // nextest runs each test in a process of its own; only the module it names needs
+    // its factory called.
+    if !may_select(prefix) {
+        return Vec::new();
+    }
+    let name = |id: &str| {
+        if prefix.is_empty() {
+            id.to_string()
+        } else {
+            format!("{prefix}::{id}")
+        }
+    };
+    let mut trials = vec![loom_test_support::test(
+        name("kit_lists_every_case"),
+        || {
+            let ids: Vec<&str> = listed.iter().map(|(id, _)| *id).collect();
+            let table: Vec<&str> = K::cases().iter().map(|c| c.id).collect();
+            assert_eq!(ids, table, "the kit macro and the kit's case table differ");
+        },
+    )];
+    let listing = listing::<S, K, F, Fut>(&factory);
+    let factory = Arc::new(factory);
+    for &(case, display) in listed {
+        let test_name = name(case);
+        let info = K::cases().iter().find(|c| c.id == case);
+        trials.push(match (&listing, info) {
+            (_, None) => failing(
+                test_name,
+                format!("{display}: no such case in kit {}", K::NAME),
+            ),
+            (Listing::Panicked(message), _) => failing(
+                test_name,
+                format!(
+                    "{display}: the store factory panicked while the tests were listed: {message}"
+                ),
+            ),
+            (Listing::NoStore(tag, reason), _) => skipped(&test_name, tag, reason.as_str()),
+            (Listing::Claims(claims), Some(info)) => match claims.unmet(info) {
+                Some(need) => skipped(
+                    &test_name,
+                    &not_claimed_tag(need),
+                    format!("the store does not claim {need}"),
+                ),
+                None => {
+                    let factory = Arc::clone(&factory);
+                    Trial::test(test_name, move || {
+                        run_case::<S, K, F, Fut>(case, display, &*factory).map_err(Into::into)
+                    })
+                }
+            },
+        });
+    }
+    trials
+}
 
-        #[test]
-        fn kit_lists_every_case() {
-            let listed: &[&str] = &[$(stringify!($case)),*];
-            let table: Vec<&str> = $crate::kits::$module::CASES.iter().map(|c| c.id).collect();
-            assert_eq!(listed, table.as_slice(), "the kit macro and the kit's case table differ");
+/// The `main` of a kit test target (`harness = false`): runs the trials of every listed
+/// module (each invokes one kit macro).
+#[macro_export]
+macro_rules! kit_main {
+    ($($module:ident),+ $(,)?) => {
+        fn main() -> ::std::process::ExitCode {
+            let mut trials = ::std::vec::Vec::new();
+            $( trials.extend($module::kit_trials()); )+
+            $crate::harness::run(trials)
         }
     };
 }
 
-/// One `#[test]` per EventStore case: `loom_conformance::event_store_conformance!(|case: &'static str| async { Some(MyStore::new()) });`
+/// Generates `kit_trials()`, one trial per listed case of kit module `$module` plus a
+/// check that the list names every case of the kit's table, and a `#[test]` that fails
+/// when the file is built with the default test harness (which would never call it).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __kit_tests {
+    ($module:ident, $kit:ident, $factory:expr, [$($case:ident),* $(,)?]) => {
+        /// Every case of this kit as a test trial, for the test target's `main`.
+        pub fn kit_trials() -> ::std::vec::Vec<$crate::harness::Trial> {
+            $crate::macros::kit_trials::<_, $crate::kits::$module::$kit, _, _>(
+                module_path!(),
+                &[$((stringify!($case), concat!(stringify!($module), "::", stringify!($case)))),*],
+                $factory,
+            )
+        }
+
+        #[test]
+        fn kit_tests_need_a_harness_false_target() {
+            panic!(
+                "the loom_conformance kit macros make libtest-mimic trials, which the default \
+                 test harness never runs: declare this test target with `harness = false` \
+                 ([[test]] name = \"...\" harness = false in Cargo.toml) and end the file with \
+                 `loom_conformance::kit_main!(<each module that invokes a kit macro>);` \
+                 (docs/guides/store-authors.md)"
+            );
+        }
+    };
+}
+
+/// One test per EventStore case: `loom_conformance::event_store_conformance!(|case: &'static str| async { Some(MyStore::new()) });`
 #[macro_export]
 macro_rules! event_store_conformance {
     ($factory:expr) => {
@@ -143,7 +313,7 @@ macro_rules! event_store_conformance {
     };
 }
 
-/// One `#[test]` per SnapshotStore case.
+/// One test per SnapshotStore case.
 #[macro_export]
 macro_rules! snapshot_store_conformance {
     ($factory:expr) => {
@@ -169,7 +339,7 @@ macro_rules! snapshot_store_conformance {
     };
 }
 
-/// One `#[test]` per ArchiveStore case.
+/// One test per ArchiveStore case.
 #[macro_export]
 macro_rules! archive_store_conformance {
     ($factory:expr) => {
@@ -195,7 +365,7 @@ macro_rules! archive_store_conformance {
     };
 }
 
-/// One `#[test]` per LogLifecycle case; the factory gives an `(events, snapshots, archive)` triple.
+/// One test per LogLifecycle case; the factory gives an `(events, snapshots, archive)` triple.
 #[macro_export]
 macro_rules! lifecycle_conformance {
     ($factory:expr) => {
@@ -216,7 +386,7 @@ macro_rules! lifecycle_conformance {
     };
 }
 
-/// One `#[test]` per BranchRegistry case.
+/// One test per BranchRegistry case.
 #[macro_export]
 macro_rules! branch_registry_conformance {
     ($factory:expr) => {
@@ -235,7 +405,7 @@ macro_rules! branch_registry_conformance {
     };
 }
 
-/// One `#[test]` per ExecutionDispatcher case; the factory must give a new, empty dispatcher each call.
+/// One test per ExecutionDispatcher case; the factory must give a new, empty dispatcher each call.
 #[macro_export]
 macro_rules! dispatcher_conformance {
     ($factory:expr) => {
@@ -261,7 +431,7 @@ macro_rules! dispatcher_conformance {
     };
 }
 
-/// One `#[test]` per TimerStore case; the factory must give a new, empty store each call.
+/// One test per TimerStore case; the factory must give a new, empty store each call.
 #[macro_export]
 macro_rules! timer_store_conformance {
     ($factory:expr) => {
@@ -281,7 +451,7 @@ macro_rules! timer_store_conformance {
     };
 }
 
-/// One `#[test]` per ContentStore case (plugin tier, SPI-20).
+/// One test per ContentStore case (plugin tier, SPI-20).
 #[macro_export]
 macro_rules! content_store_conformance {
     ($factory:expr) => {
@@ -309,7 +479,7 @@ macro_rules! content_store_conformance {
     };
 }
 
-/// One `#[test]` per DurableStateStore case (plugin tier, SPI-20).
+/// One test per DurableStateStore case (plugin tier, SPI-20).
 #[macro_export]
 macro_rules! durable_state_store_conformance {
     ($factory:expr) => {
@@ -334,7 +504,7 @@ macro_rules! durable_state_store_conformance {
     };
 }
 
-/// One `#[test]` per ReadModelStore case (plugin tier, SPI-20).
+/// One test per ReadModelStore case (plugin tier, SPI-20).
 #[macro_export]
 macro_rules! read_model_store_conformance {
     ($factory:expr) => {

@@ -864,3 +864,92 @@ fn spi_20_healthy_plugin_stores_pass_every_case() {
     );
     assert!(minimal.iter().any(|r| r.status == Status::SkipNotClaimed));
 }
+
+/// Checks that the case table's `needs` decide exactly what each case decides by itself:
+/// a case is `skip-not-claimed` against the store from `make` if and only if the store's
+/// claims leave one of its needs unmet. The test macros skip by the table before any case
+/// runs, so a need missing from the table would run a case that then stops (a failure),
+/// and a need the case does not check would skip a case that could run.
+fn assert_needs_match<S, K: Kit<S>>(what: &str, make: impl Fn() -> S) {
+    let claims = K::claims(&make());
+    for r in run::<S, K>(&make) {
+        let info = K::cases()
+            .iter()
+            .find(|c| c.id == r.case_id)
+            .unwrap_or_else(|| panic!("{what}: no case {}", r.case_id));
+        let unmet = claims.unmet(info);
+        assert_eq!(
+            r.status == Status::SkipNotClaimed,
+            unmet.is_some(),
+            "{what}: {} concluded {:?} ({:?}) but the table's needs {:?} against the claims {:?} say {}",
+            r.case_id,
+            r.status,
+            r.message,
+            info.needs,
+            claims,
+            match unmet {
+                Some(need) => format!("skip for want of {need}"),
+                None => "run".to_string(),
+            }
+        );
+    }
+}
+
+#[test]
+fn spi_02_the_case_tables_needs_decide_every_skip() {
+    use loom_kernel::spi::{
+        ArchiveStoreMethod, ContentStoreMethod, SnapshotStoreMethod, SpiMethod,
+    };
+    let clock = || std::sync::Arc::new(loom_stores::SystemClock);
+    assert_needs_match::<_, EventStoreKit>("events, all", || MemoryEventStore::with_clock(clock()));
+    assert_needs_match::<_, EventStoreKit>("events, none", || {
+        MemoryEventStore::new().with_methods([])
+    });
+    assert_needs_match::<_, EventStoreKit>("events, claiming SPI 2.0.0", || {
+        broken(Bug::VersionTooOld)
+    });
+    for m in EventStoreMethod::ALL {
+        assert_needs_match::<_, EventStoreKit>(&format!("events, only {}", m.name()), || {
+            MemoryEventStore::with_clock(clock()).with_methods([m])
+        });
+    }
+    for m in SnapshotStoreMethod::ALL {
+        assert_needs_match::<_, SnapshotStoreKit>(&format!("snapshots, only {}", m.name()), || {
+            MemorySnapshotStore::new().with_methods([m])
+        });
+    }
+    assert_needs_match::<_, SnapshotStoreKit>("snapshots, all", MemorySnapshotStore::new);
+    for m in ArchiveStoreMethod::ALL {
+        assert_needs_match::<_, ArchiveStoreKit>(&format!("archive, only {}", m.name()), || {
+            MemoryArchiveStore::new().with_methods([m])
+        });
+    }
+    assert_needs_match::<_, ArchiveStoreKit>("archive, none", || {
+        MemoryArchiveStore::new().with_methods([])
+    });
+    for m in ContentStoreMethod::ALL {
+        assert_needs_match::<_, ContentStoreKit>(&format!("content, only {}", m.name()), || {
+            MemoryContentStore::new().with_methods([m])
+        });
+    }
+    assert_needs_match::<_, ContentStoreKit>("content, all", MemoryContentStore::new);
+    assert_needs_match::<_, ContentStoreKit>("content, none", || {
+        MemoryContentStore::new().with_methods([])
+    });
+    assert_needs_match::<_, LifecycleKit>("lifecycle, all", || {
+        (
+            MemoryEventStore::new(),
+            MemorySnapshotStore::new(),
+            MemoryArchiveStore::new(),
+        )
+    });
+    assert_needs_match::<_, LifecycleKit>("lifecycle, none", || {
+        (
+            MemoryEventStore::new().with_methods([]),
+            MemorySnapshotStore::new().with_methods([]),
+            MemoryArchiveStore::new().with_methods([]),
+        )
+    });
+    assert_needs_match::<_, DurableStateStoreKit>("durable state", MemoryDurableStateStore::new);
+    assert_needs_match::<_, ReadModelStoreKit>("read models", MemoryReadModelStore::new);
+}

@@ -2,23 +2,19 @@
 //! database can show: database time, `jsonb` key normalisation, and real concurrency
 //! between connections. Each kit case gets an emptied schema no other running case
 //! holds; the cross-connection tests get their own. With `LOOM_PG_URL` unset every
-//! test prints `skipping: LOOM_PG_URL is unset` and passes.
-#![cfg(feature = "postgres")]
+//! test that needs the database is reported as skipped (`[skip-missing postgres]`), or
+//! fails naming `LOOM_PG_URL` when `LOOM_REQUIRE_TOOLS=1`. A `harness = false` target:
+//! the kit macros make libtest-mimic trials. Built only with the `postgres` feature.
 
 use loom_conformance::case::{envelope, events, join_all};
+use loom_conformance::harness::{locate_or_skip, located, needs, run, test, Tool, Trial};
 use loom_kernel::spi::{EventStore, EventStoreMethod, StoreErrorKind};
 use loom_stores::postgres::PgStore;
 use loom_stores::SystemClock;
 
-/// The database URL, or `None` after printing the skip notice.
-fn url() -> Option<String> {
-    match std::env::var("LOOM_PG_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            println!("skipping: LOOM_PG_URL is unset");
-            None
-        }
-    }
+/// The database URL, for a test the harness runs only when PostgreSQL is there.
+fn url() -> String {
+    located(Tool::Postgres)
 }
 
 /// A schema name for a case: `lt_` + the sanitised name, cut to fit, + a 32-bit
@@ -47,7 +43,7 @@ fn schema_for(case: &str) -> String {
 /// dropped per case, which cost most of the suite's time. The pool's schemas
 /// (`lt_pool_0`, `lt_pool_1`, … one per case running at once) stay in the database.
 async fn pg(case: &str) -> Option<PgStore> {
-    let url = url()?;
+    let url = locate_or_skip(Tool::Postgres)?;
     Some(
         PgStore::connect_pooled(&url, "lt_pool")
             .await
@@ -129,11 +125,8 @@ mod read_models_kit {
 
 /// Postgres claims `storeNow` and reports database time: within a minute of this
 /// machine's clock, since the database runs here (SPI-08).
-#[tokio::test]
 async fn spi_08_pg_store_now_is_database_time() {
-    let Some(db) = pg("spi_08_store_now").await else {
-        return;
-    };
+    let db = pg("spi_08_store_now").await.expect("PostgreSQL");
     let store = db.events();
     assert!(store.capabilities().claims(EventStoreMethod::StoreNow));
     let db_now = store.store_now().await.unwrap();
@@ -146,9 +139,8 @@ async fn spi_08_pg_store_now_is_database_time() {
 
 /// `jsonb` reorders keys (shorter first) so the stored bytes differ from the appended
 /// ones, yet every value survives: the kernel must not depend on key order.
-#[tokio::test]
 async fn pg_jsonb_normalises_key_order_but_values_survive() {
-    let Some(url) = url() else { return };
+    let url = url();
     let schema = schema_for("pg_jsonb_key_order");
     let db = PgStore::connect_fresh(&url, &schema).await.unwrap();
     let store = db.events();
@@ -188,9 +180,8 @@ async fn pg_jsonb_normalises_key_order_but_values_survive() {
 
 /// Several connections append to one execution at once, each retrying on conflict:
 /// the log ends gapless, holding every batch whole and exactly once (SPI-23).
-#[tokio::test]
 async fn spi_23_pg_concurrent_appenders_across_connections() {
-    let Some(url) = url() else { return };
+    let url = url();
     let schema = schema_for("spi_23_pg_concurrent");
     let first = PgStore::connect_fresh(&url, &schema).await.unwrap();
     let mut stores = vec![first.events()];
@@ -228,9 +219,8 @@ async fn spi_23_pg_concurrent_appenders_across_connections() {
 
 /// `deleteThrough` on one connection while another appends: no event `<= through`
 /// remains and every append survives (SPI-09).
-#[tokio::test]
 async fn spi_09_pg_delete_through_races_appenders_across_connections() {
-    let Some(url) = url() else { return };
+    let url = url();
     let schema = schema_for("spi_09_pg_race");
     let a = PgStore::connect_fresh(&url, &schema)
         .await
@@ -258,9 +248,8 @@ async fn spi_09_pg_delete_through_races_appenders_across_connections() {
 }
 
 /// A zombie on one connection is fenced out by a new holder on another (PLACE-05).
-#[tokio::test]
 async fn place_05_pg_zombie_on_another_connection_is_fenced() {
-    let Some(url) = url() else { return };
+    let url = url();
     let schema = schema_for("place_05_pg_zombie");
     let zombie = PgStore::connect_fresh(&url, &schema)
         .await
@@ -288,7 +277,6 @@ async fn place_05_pg_zombie_on_another_connection_is_fenced() {
 }
 
 /// A schema name that could inject SQL is refused before connecting.
-#[tokio::test]
 async fn pg_schema_name_is_validated() {
     let err = PgStore::connect("postgres://invalid", "x; DROP TABLE y")
         .await
@@ -300,10 +288,9 @@ async fn pg_schema_name_is_validated() {
 /// A fleet: four workers on four connections claim from one queue at once. Every
 /// package is leased exactly once, and no execution is ever held by two workers
 /// (`FOR UPDATE SKIP LOCKED`; PLACE-02).
-#[tokio::test]
 async fn place_02_pg_fleet_claims_each_package_once_across_connections() {
     use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage};
-    let Some(url) = url() else { return };
+    let url = url();
     let schema = schema_for("place_02_pg_fleet");
     let first = PgStore::connect_fresh(&url, &schema).await.unwrap();
     let mut workers = vec![first.dispatcher()];
@@ -348,10 +335,9 @@ async fn place_02_pg_fleet_claims_each_package_once_across_connections() {
 
 /// A lease taken on one connection is lost to a claim on another once it expires, and
 /// the first worker's complete is then refused (PLACE-04).
-#[tokio::test]
 async fn place_04_pg_expired_lease_moves_to_another_connection() {
     use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage};
-    let Some(url) = url() else { return };
+    let url = url();
     let schema = schema_for("place_04_pg_expiry");
     let a = PgStore::connect_fresh(&url, &schema)
         .await
@@ -383,10 +369,9 @@ async fn place_04_pg_expired_lease_moves_to_another_connection() {
 /// Plugin-tier state is shared by every connection on the schema: a cursor issued on
 /// one is accepted on another, and a stale compare-and-set from a second connection is
 /// a conflict (SPI-20).
-#[tokio::test]
 async fn spi_20_pg_plugin_state_is_shared_across_connections() {
     use loom_kernel::spi::{DurableStateStore, QueryOptions, ReadModelStore};
-    let Some(url) = url() else { return };
+    let url = url();
     let schema = schema_for("spi_20_pg_plugin_shared");
     let one = PgStore::connect_fresh(&url, &schema).await.unwrap();
     let two = PgStore::connect(&url, &schema).await.unwrap();
@@ -448,4 +433,69 @@ async fn spi_20_pg_plugin_state_is_shared_across_connections() {
             actual_next: v1 + 1
         }
     );
+}
+
+fn block_on(test: impl std::future::Future<Output = ()>) {
+    loom_conformance::block_on(test).expect("a tokio runtime");
+}
+
+/// A test that needs the database.
+fn pg_test<F: std::future::Future<Output = ()> + 'static>(name: &str, body: fn() -> F) -> Trial {
+    needs(Tool::Postgres, name, move |_url| block_on(body()))
+}
+
+fn main() -> std::process::ExitCode {
+    let mut trials = vec![
+        pg_test(
+            "spi_08_pg_store_now_is_database_time",
+            spi_08_pg_store_now_is_database_time,
+        ),
+        pg_test(
+            "pg_jsonb_normalises_key_order_but_values_survive",
+            pg_jsonb_normalises_key_order_but_values_survive,
+        ),
+        pg_test(
+            "spi_23_pg_concurrent_appenders_across_connections",
+            spi_23_pg_concurrent_appenders_across_connections,
+        ),
+        pg_test(
+            "spi_09_pg_delete_through_races_appenders_across_connections",
+            spi_09_pg_delete_through_races_appenders_across_connections,
+        ),
+        pg_test(
+            "place_05_pg_zombie_on_another_connection_is_fenced",
+            place_05_pg_zombie_on_another_connection_is_fenced,
+        ),
+        // Refused before connecting: needs no database.
+        test("pg_schema_name_is_validated", || {
+            block_on(pg_schema_name_is_validated())
+        }),
+        pg_test(
+            "place_02_pg_fleet_claims_each_package_once_across_connections",
+            place_02_pg_fleet_claims_each_package_once_across_connections,
+        ),
+        pg_test(
+            "place_04_pg_expired_lease_moves_to_another_connection",
+            place_04_pg_expired_lease_moves_to_another_connection,
+        ),
+        pg_test(
+            "spi_20_pg_plugin_state_is_shared_across_connections",
+            spi_20_pg_plugin_state_is_shared_across_connections,
+        ),
+    ];
+    for kit in [
+        events_kit::kit_trials,
+        snapshots_kit::kit_trials,
+        archive_kit::kit_trials,
+        lifecycle_kit::kit_trials,
+        branches_kit::kit_trials,
+        dispatcher_kit::kit_trials,
+        timers_kit::kit_trials,
+        content_kit::kit_trials,
+        durable_state_kit::kit_trials,
+        read_models_kit::kit_trials,
+    ] {
+        trials.extend(kit());
+    }
+    run(trials)
 }

@@ -1,5 +1,6 @@
 //! The kits against the SQLite stores (in memory and on a WAL file), plus the checks
 //! only SQLite can make: bytes stored as appended, schema versioning, persistence.
+//! A `harness = false` target: the kit macros make libtest-mimic trials.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -79,7 +80,6 @@ mod timers {
 }
 
 /// SQLite is single-process: it must not claim `storeNow`, and answers unsupported (SPI-08).
-#[tokio::test]
 async fn spi_08_sqlite_does_not_claim_store_now() {
     let store = SqliteStore::open_in_memory().unwrap().events();
     assert!(!store.capabilities().claims(EventStoreMethod::StoreNow));
@@ -88,7 +88,6 @@ async fn spi_08_sqlite_does_not_claim_store_now() {
 
 /// The payload and metadata columns hold exactly the bytes serde_json wrote at append
 /// time, and a reopened file reads the same log (SPI-23, durability).
-#[tokio::test]
 async fn spi_23_sqlite_stores_payload_bytes_and_survives_reopen() {
     let path = temp_db("bytes");
     let batch = events("bytes", 0, 3, "b");
@@ -123,7 +122,6 @@ async fn spi_23_sqlite_stores_payload_bytes_and_survives_reopen() {
 }
 
 /// A database written by a newer schema is refused rather than misread.
-#[test]
 fn sqlite_refuses_a_newer_schema() {
     let path = temp_db("schema");
     drop(SqliteStore::open(&path).unwrap());
@@ -139,7 +137,6 @@ fn sqlite_refuses_a_newer_schema() {
 
 /// Two handles on one file (two connections, as two processes would have) still give
 /// one winner per sequence: the check and the write share a `BEGIN IMMEDIATE`.
-#[tokio::test]
 async fn spi_23_sqlite_two_connections_one_winner() {
     let path = temp_db("two-conns");
     let a = SqliteStore::open(&path).unwrap().events();
@@ -192,7 +189,6 @@ mod read_models {
 
 /// Cursors live in the database: a second handle on the same file accepts a cursor the
 /// first one issued, and versions of a deleted key keep rising after a reopen (SPI-20).
-#[tokio::test]
 async fn spi_20_sqlite_plugin_state_survives_reopen() {
     use loom_kernel::spi::{DurableStateStore, QueryOptions, ReadModelStore};
     let path = temp_db("plugin-reopen");
@@ -235,4 +231,48 @@ async fn spi_20_sqlite_plugin_state_survives_reopen() {
         .await
         .unwrap();
     assert!(v2 > v1, "version {v2} after a delete of version {v1}");
+}
+
+fn block_on(test: impl std::future::Future<Output = ()>) {
+    loom_conformance::block_on(test).expect("a tokio runtime");
+}
+
+fn main() -> std::process::ExitCode {
+    use loom_conformance::harness::{run, test};
+    let mut trials = vec![
+        test("spi_08_sqlite_does_not_claim_store_now", || {
+            block_on(spi_08_sqlite_does_not_claim_store_now())
+        }),
+        test(
+            "spi_23_sqlite_stores_payload_bytes_and_survives_reopen",
+            || block_on(spi_23_sqlite_stores_payload_bytes_and_survives_reopen()),
+        ),
+        test(
+            "sqlite_refuses_a_newer_schema",
+            sqlite_refuses_a_newer_schema,
+        ),
+        test("spi_23_sqlite_two_connections_one_winner", || {
+            block_on(spi_23_sqlite_two_connections_one_winner())
+        }),
+        test("spi_20_sqlite_plugin_state_survives_reopen", || {
+            block_on(spi_20_sqlite_plugin_state_survives_reopen())
+        }),
+    ];
+    for kit in [
+        events::kit_trials,
+        events_file::kit_trials,
+        snapshots::kit_trials,
+        archive::kit_trials,
+        branches::kit_trials,
+        dispatcher::kit_trials,
+        timers::kit_trials,
+        lifecycle::kit_trials,
+        content::kit_trials,
+        content_file::kit_trials,
+        durable_state::kit_trials,
+        read_models::kit_trials,
+    ] {
+        trials.extend(kit());
+    }
+    run(trials)
 }

@@ -15,6 +15,7 @@
 //! `<name> [<tag>]`: `[skip-missing python3]`, `[skip-not-claimed readRange]`. Forced
 //! to run (`--ignored`), it fails with the reason.
 
+use std::cell::RefCell;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::OnceLock;
 
@@ -169,6 +170,31 @@ pub fn availability(tool: Tool) -> Availability {
 pub fn located(tool: Tool) -> String {
     tool.locate()
         .unwrap_or_else(|why| panic!("{} is missing: {why}", tool.name()))
+}
+
+thread_local! {
+    /// Why the last store factory on this thread gave no store, if it said.
+    static NO_STORE: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+}
+
+/// For a kit store factory (`loom_conformance`'s macros) that needs `tool`: its URL or
+/// program when it is there; `None` when it is missing and may be, after noting why, so
+/// every case of the kit is skipped as `[skip-missing <tool>]`; a panic with the message
+/// when `LOOM_REQUIRE_TOOLS` forbids the skip (every case then fails with it).
+pub fn locate_or_skip(tool: Tool) -> Option<String> {
+    match availability(tool) {
+        Availability::Ready(found) => Some(found),
+        Availability::Skip { tag, reason } => {
+            NO_STORE.with(|note| *note.borrow_mut() = Some((tag, reason)));
+            None
+        }
+        Availability::Fail(message) => panic!("{message}"),
+    }
+}
+
+/// Takes the note [`locate_or_skip`] left on this thread: the skip tag and reason.
+pub fn take_no_store_note() -> Option<(String, String)> {
+    NO_STORE.with(|note| note.borrow_mut().take())
 }
 
 /// The name of a skipped trial: `<name> [<tag>]`.

@@ -9,7 +9,7 @@ use crate::case::{
 use crate::case::{Outcome, Verdict};
 
 crate::__kit_cases! {
-    kit: ArchiveStoreKit, name: "archive-store", bound: ArchiveStore, fresh: false,
+    kit: ArchiveStoreKit, name: "archive-store", bound: ArchiveStore, fresh: false, claims: claims_of,
     cases: [
         spi_21_archive_capabilities_are_consistent => ["SPI-21", "SPI-01"], "1.0.0", [];
         spi_18_claims_match_behaviour => ["SPI-18", "SPI-02"], "1.0.0", [];
@@ -24,6 +24,11 @@ crate::__kit_cases! {
         spi_19_batch_limit_from_both_sides => ["SPI-19", "SPI-18"], "1.0.0", [];
         spi_19_values_read_back_identical => ["SPI-19"], "1.0.0", [];
     ]
+}
+
+/// What the store claims, for the case table's `needs`.
+fn claims_of<S: ArchiveStore>(store: &S) -> crate::case::Claims {
+    crate::case::Claims::of(&store.capabilities())
 }
 
 /// The claim is consistent and shares the kernel's major version (SPI-21).

@@ -5,7 +5,7 @@ use loom_kernel::spi::{BranchRecord, BranchRegistry};
 use crate::case::{ensure, err_kind, ok, Ctx, Outcome, Verdict};
 
 crate::__kit_cases! {
-    kit: BranchRegistryKit, name: "branch-registry", bound: BranchRegistry, fresh: false,
+    kit: BranchRegistryKit, name: "branch-registry", bound: BranchRegistry, fresh: false, claims: crate::case::no_claims,
     cases: [
         gap_19_register_get_children => ["GAP-19", "SPI-01"], "1.0.0", [];
         gap_19_duplicate_registration_refused => ["GAP-19"], "1.0.0", [];

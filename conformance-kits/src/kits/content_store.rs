@@ -20,7 +20,7 @@ use crate::case::{
 };
 
 crate::__kit_cases! {
-    kit: ContentStoreKit, name: "content-store", bound: ContentStore, fresh: false,
+    kit: ContentStoreKit, name: "content-store", bound: ContentStore, fresh: false, claims: claims_of,
     cases: [
         spi_21_content_capabilities_are_consistent => ["SPI-21", "SPI-20"], "1.0.0", [];
         spi_20_content_claims_match_behaviour => ["SPI-20", "SPI-02"], "1.0.0", [];
@@ -29,14 +29,19 @@ crate::__kit_cases! {
         spi_20_put_stream_stores_the_whole_object => ["SPI-20"], "1.0.0", ["putStream"];
         spi_20_put_stream_chunk_error_stores_nothing => ["SPI-20"], "1.0.0", ["putStream"];
         spi_20_put_stream_over_the_limit_stores_nothing => ["SPI-20"], "1.0.0", ["putStream"];
-        spi_20_owned_content_is_readable_only_by_its_owner => ["SPI-20"], "1.5.0", ["contentAccess"];
-        spi_20_seals_content_marker_keeps_bytes_readable => ["SPI-20"], "1.5.0", ["sealsContent"];
+        spi_20_owned_content_is_readable_only_by_its_owner => ["SPI-20"], "1.5.0", ["SPI 1.5.0", "contentAccess"];
+        spi_20_seals_content_marker_keeps_bytes_readable => ["SPI-20"], "1.5.0", ["SPI 1.5.0", "sealsContent"];
         spi_20_content_limit_from_both_sides => ["SPI-20"], "1.0.0", [];
         spi_20_put_stream_abort_facts => ["SPI-20"], "1.0.0", ["putStream"];
         spi_20_digest_spelling_is_exact => ["SPI-20"], "1.0.0", [];
         spi_20_bytes_read_back_identical => ["SPI-20"], "1.0.0", [];
-        spi_20_several_owners_of_the_same_bytes => ["SPI-20"], "1.5.0", ["contentAccess"];
+        spi_20_several_owners_of_the_same_bytes => ["SPI-20"], "1.5.0", ["SPI 1.5.0", "contentAccess"];
     ]
+}
+
+/// What the store claims, for the case table's `needs`.
+fn claims_of<S: ContentStore>(store: &S) -> crate::case::Claims {
+    crate::case::Claims::of(&store.capabilities())
 }
 
 /// Bytes of a stream chunk in the size cases: large enough that crossing

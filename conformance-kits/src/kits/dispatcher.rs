@@ -6,7 +6,7 @@ use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage};
 use crate::case::{ensure, err_kind, ok, Ctx, Failure, Outcome, Verdict};
 
 crate::__kit_cases! {
-    kit: DispatcherKit, name: "dispatcher", bound: ExecutionDispatcher, fresh: true,
+    kit: DispatcherKit, name: "dispatcher", bound: ExecutionDispatcher, fresh: true, claims: crate::case::no_claims,
     cases: [
         place_02_dispatch_claim_complete_is_fifo => ["PLACE-02", "SPI-01"], "1.0.0", [];
         place_03_package_carries_coordinates_only => ["PLACE-03"], "1.0.0", [];

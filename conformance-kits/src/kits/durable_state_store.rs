@@ -11,7 +11,7 @@ use loom_kernel::versions::DURABLE_STATE_STORE_SPI_VERSION;
 use crate::case::{check_capabilities, ensure, err_kind, join_all, ok, Ctx, Outcome, Verdict};
 
 crate::__kit_cases! {
-    kit: DurableStateStoreKit, name: "durable-state-store", bound: DurableStateStore, fresh: false,
+    kit: DurableStateStoreKit, name: "durable-state-store", bound: DurableStateStore, fresh: false, claims: claims_of,
     cases: [
         spi_21_durable_state_capabilities_are_consistent => ["SPI-21", "SPI-20"], "1.0.0", [];
         spi_20_state_create_then_get_round_trips => ["SPI-20"], "1.0.0", [];
@@ -25,6 +25,11 @@ crate::__kit_cases! {
         spi_20_state_values_read_back_identical => ["SPI-20"], "1.0.0", [];
         spi_20_state_conflict_facts_from_both_sides => ["SPI-20"], "1.0.0", [];
     ]
+}
+
+/// What the store claims, for the case table's `needs`.
+fn claims_of<S: DurableStateStore>(store: &S) -> crate::case::Claims {
+    crate::case::Claims::of(&store.capabilities())
 }
 
 /// The claim is consistent and shares the kernel's major version (SPI-21).

@@ -46,7 +46,7 @@ impl<E: EventStore, S: SnapshotStore, A: ArchiveStore> LifecycleStores for (E, S
 }
 
 crate::__kit_cases! {
-    kit: LifecycleKit, name: "lifecycle", bound: LifecycleStores, fresh: false,
+    kit: LifecycleKit, name: "lifecycle", bound: LifecycleStores, fresh: false, claims: claims_of,
     cases: [
         spi_19_compact_archives_exactly_the_removed_envelopes => ["SPI-19", "SPI-09"], "2.6.0", ["deleteThrough"];
         spi_19_compact_without_archive_refuses => ["SPI-19"], "1.0.0", [];
@@ -56,6 +56,14 @@ crate::__kit_cases! {
         spi_16_prune_never_removes_the_latest_snapshot => ["SPI-16", "SPI-17"], "1.3.0", ["listSequences", "pruneSnapshots"];
         spi_17_dry_run_reports_and_deletes_nothing => ["SPI-17"], "1.3.0", ["listSequences", "pruneSnapshots"];
     ]
+}
+
+/// What the three stores claim together, for the case table's `needs`.
+fn claims_of<L: LifecycleStores>(stores: &L) -> crate::case::Claims {
+    use crate::case::Claims;
+    Claims::of(&stores.events().capabilities())
+        .with(Claims::of(&stores.snapshots().capabilities()))
+        .with(Claims::of(&stores.archive().capabilities()))
 }
 
 fn lifecycle_err<T>(r: Result<T, LifecycleError>, what: &str) -> Result<T, Failure> {

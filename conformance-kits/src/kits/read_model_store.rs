@@ -11,7 +11,7 @@ use loom_kernel::versions::READ_MODEL_STORE_SPI_VERSION;
 use crate::case::{check_capabilities, ensure, err_kind, ok, Ctx, Failure, Outcome, Verdict};
 
 crate::__kit_cases! {
-    kit: ReadModelStoreKit, name: "read-model-store", bound: ReadModelStore, fresh: false,
+    kit: ReadModelStoreKit, name: "read-model-store", bound: ReadModelStore, fresh: false, claims: claims_of,
     cases: [
         spi_21_read_model_capabilities_are_consistent => ["SPI-21", "SPI-20"], "1.0.0", [];
         spi_20_read_model_upsert_replaces_and_get_reads => ["SPI-20"], "1.0.0", [];
@@ -24,6 +24,11 @@ crate::__kit_cases! {
         spi_20_documents_read_back_identical => ["SPI-20"], "1.0.0", [];
         spi_20_query_is_in_byte_order_of_ids => ["SPI-20"], "1.0.0", [];
     ]
+}
+
+/// What the store claims, for the case table's `needs`.
+fn claims_of<S: ReadModelStore>(store: &S) -> crate::case::Claims {
+    crate::case::Claims::of(&store.capabilities())
 }
 
 /// Most pages a paging loop in this kit follows before it calls the store broken: far

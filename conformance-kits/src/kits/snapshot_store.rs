@@ -12,7 +12,7 @@ use crate::case::{
 };
 
 crate::__kit_cases! {
-    kit: SnapshotStoreKit, name: "snapshot-store", bound: SnapshotStore, fresh: false,
+    kit: SnapshotStoreKit, name: "snapshot-store", bound: SnapshotStore, fresh: false, claims: claims_of,
     cases: [
         spi_21_snapshot_capabilities_are_consistent => ["SPI-21", "SPI-01"], "1.0.0", [];
         spi_15_claims_match_behaviour => ["SPI-15", "SPI-02"], "1.0.0", [];
@@ -27,6 +27,11 @@ crate::__kit_cases! {
         spi_16_prune_at_zero_at_a_snapshot_and_past_the_latest => ["SPI-16"], "1.2.0", ["pruneSnapshots"];
         spi_15_values_read_back_identical => ["SPI-15"], "1.0.0", [];
     ]
+}
+
+/// What the store claims, for the case table's `needs`.
+fn claims_of<S: SnapshotStore>(store: &S) -> crate::case::Claims {
+    crate::case::Claims::of(&store.capabilities())
 }
 
 /// A deterministic snapshot at `sequence`, with a state whose keys are out of order.

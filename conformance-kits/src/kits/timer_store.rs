@@ -5,7 +5,7 @@ use loom_kernel::spi::{Timer, TimerStore, TIMER_DUE_LIMIT_MAX};
 use crate::case::{ensure, err_kind, ok, Ctx, Outcome, Verdict};
 
 crate::__kit_cases! {
-    kit: TimerStoreKit, name: "timer-store", bound: TimerStore, fresh: true,
+    kit: TimerStoreKit, name: "timer-store", bound: TimerStore, fresh: true, claims: crate::case::no_claims,
     cases: [
         ref_timers_schedule_is_idempotent_per_key => ["GAP-25"], "1.0.0", [];
         ref_timers_due_ordered_by_wake_at_then_id => ["GAP-25"], "1.0.0", [];
