@@ -1,7 +1,8 @@
 //! The kits through the stdio store protocol, against the Python example adapter
 //! (examples/python-sqlite-store/adapter.py), plus adapters that crash, hang, write
 //! garbage, answer the wrong id or lie about a capability: each must be reported
-//! against the case it happened in, and the run must go on.
+//! against the case it happened in, and the run must go on. Every test needs `python3`
+//! (the adapters are Python scripts); without it the tests are reported as skipped.
 
 use std::time::Duration;
 
@@ -18,28 +19,15 @@ use loom_conformance::kits::timer_store::TimerStoreKit;
 use loom_conformance::stdio::{self, StdioHooks, StdioStore};
 use loom_conformance::{run_kit, Kit, RunOptions};
 use loom_report::{CaseResult, Status};
+use loom_test_support::{located, Tool};
 
-fn python() -> Option<&'static str> {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if ok {
-        Some("python3")
-    } else {
-        println!("skipping: python3 is not installed");
-        None
-    }
-}
-
-fn adapter_cmd(extra: &str) -> Option<String> {
-    let py = python()?;
+fn adapter_cmd(extra: &str) -> String {
+    let py = located(Tool::Python3);
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/python-sqlite-store/adapter.py"
     );
-    Some(format!("{py} {path} {extra}"))
+    format!("{py} {path} {extra}")
 }
 
 fn run<S, K: Kit<S>>(store: &StdioStore, make: impl Fn(&StdioStore) -> S) -> Vec<CaseResult> {
@@ -66,9 +54,8 @@ fn failures(results: &[CaseResult]) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn spi_22_python_adapter_passes_every_kit_through_the_protocol() {
-    let Some(cmd) = adapter_cmd("") else { return };
+    let cmd = adapter_cmd("");
     let store = StdioStore::spawn(&cmd).expect("spawn the adapter");
     let mut all = Vec::new();
     all.extend(run::<_, EventStoreKit>(&store, StdioStore::clone));
@@ -98,9 +85,8 @@ fn spi_22_python_adapter_passes_every_kit_through_the_protocol() {
 /// Protocol 1.1: the dispatcher, the timer store and the three plugin-tier SPIs go
 /// through the protocol too, and the example adapter passes every case of their kits
 /// (it claims every optional ContentStore feature, so nothing is skipped).
-#[test]
 fn spi_22_python_adapter_passes_the_protocol_1_1_kits() {
-    let Some(cmd) = adapter_cmd("") else { return };
+    let cmd = adapter_cmd("");
     let store = StdioStore::spawn(&cmd).expect("spawn the adapter");
     for spi in [
         stdio::SPI_DISPATCHER,
@@ -130,11 +116,8 @@ fn spi_22_python_adapter_passes_the_protocol_1_1_kits() {
 
 /// An adapter that keeps what an aborted `putStream` received breaks ADR 0059; both
 /// abort cases catch it, and no other ContentStore case fails.
-#[test]
 fn spi_20_partial_put_stream_adapter_is_caught_through_the_protocol() {
-    let Some(cmd) = adapter_cmd("--lie-partial-stream") else {
-        return;
-    };
+    let cmd = adapter_cmd("--lie-partial-stream");
     let store = StdioStore::spawn(&cmd).expect("spawn the adapter");
     let results = run::<_, ContentStoreKit>(&store, StdioStore::clone);
     let mut failed: Vec<&str> = results
@@ -163,11 +146,8 @@ fn spi_20_partial_put_stream_adapter_is_caught_through_the_protocol() {
     }
 }
 
-#[test]
 fn spi_02_lying_python_adapter_is_caught_through_the_protocol() {
-    let Some(cmd) = adapter_cmd("--lie") else {
-        return;
-    };
+    let cmd = adapter_cmd("--lie");
     let store = StdioStore::spawn(&cmd).expect("spawn the adapter");
     let results = run::<_, EventStoreKit>(&store, StdioStore::clone);
     let probe = results
@@ -188,8 +168,8 @@ fn spi_02_lying_python_adapter_is_caught_through_the_protocol() {
 
 /// A Python adapter wrapping the example, misbehaving on the first `eventStore.read`
 /// after a marker execution id appears: `mode` is crash, hang, garbage or wrong-id.
-fn faulty_cmd(mode: &str) -> Option<String> {
-    let py = python()?;
+fn faulty_cmd(mode: &str) -> String {
+    let py = located(Tool::Python3);
     let dir = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/python-sqlite-store"
@@ -221,11 +201,11 @@ for line in sys.stdin:
     );
     let path = std::env::temp_dir().join(format!("loom-faulty-{mode}-{}.py", std::process::id()));
     std::fs::write(&path, script).expect("write the faulty adapter");
-    Some(format!("{py} {}", path.display()))
+    format!("{py} {}", path.display())
 }
 
 fn assert_fault_reported(mode: &str, want: Status, needle: &str) {
-    let Some(cmd) = faulty_cmd(mode) else { return };
+    let cmd = faulty_cmd(mode);
     let store = StdioStore::spawn(&cmd)
         .expect("spawn")
         .with_call_timeout(Duration::from_millis(800));
@@ -251,22 +231,64 @@ fn assert_fault_reported(mode: &str, want: Status, needle: &str) {
     );
 }
 
-#[test]
 fn stdio_crashing_adapter_is_an_error_of_that_case() {
     assert_fault_reported("crash", Status::Error, "exited with code 3");
 }
 
-#[test]
 fn stdio_hanging_adapter_is_a_timeout_of_that_case() {
     assert_fault_reported("hang", Status::Timeout, "did not answer");
 }
 
-#[test]
 fn stdio_non_json_output_is_an_error_of_that_case() {
     assert_fault_reported("garbage", Status::Error, "not JSON");
 }
 
-#[test]
 fn stdio_wrong_response_id_is_an_error_of_that_case() {
     assert_fault_reported("wrong-id", Status::Error, "which was never asked");
+}
+
+fn main() -> std::process::ExitCode {
+    use loom_test_support::{needs, run, Tool};
+    run(vec![
+        needs(
+            Tool::Python3,
+            "spi_22_python_adapter_passes_every_kit_through_the_protocol",
+            |_| spi_22_python_adapter_passes_every_kit_through_the_protocol(),
+        ),
+        needs(
+            Tool::Python3,
+            "spi_22_python_adapter_passes_the_protocol_1_1_kits",
+            |_| spi_22_python_adapter_passes_the_protocol_1_1_kits(),
+        ),
+        needs(
+            Tool::Python3,
+            "spi_20_partial_put_stream_adapter_is_caught_through_the_protocol",
+            |_| spi_20_partial_put_stream_adapter_is_caught_through_the_protocol(),
+        ),
+        needs(
+            Tool::Python3,
+            "spi_02_lying_python_adapter_is_caught_through_the_protocol",
+            |_| spi_02_lying_python_adapter_is_caught_through_the_protocol(),
+        ),
+        needs(
+            Tool::Python3,
+            "stdio_crashing_adapter_is_an_error_of_that_case",
+            |_| stdio_crashing_adapter_is_an_error_of_that_case(),
+        ),
+        needs(
+            Tool::Python3,
+            "stdio_hanging_adapter_is_a_timeout_of_that_case",
+            |_| stdio_hanging_adapter_is_a_timeout_of_that_case(),
+        ),
+        needs(
+            Tool::Python3,
+            "stdio_non_json_output_is_an_error_of_that_case",
+            |_| stdio_non_json_output_is_an_error_of_that_case(),
+        ),
+        needs(
+            Tool::Python3,
+            "stdio_wrong_response_id_is_an_error_of_that_case",
+            |_| stdio_wrong_response_id_is_an_error_of_that_case(),
+        ),
+    ])
 }

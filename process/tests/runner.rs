@@ -1,34 +1,12 @@
 //! The runner against a small echo adapter that misbehaves on request: every fault is
 //! reported on the right request with the right kind, and no process of the adapter's
-//! group is alive afterwards.
-
-#![cfg(unix)]
+//! group is alive afterwards. Every test needs `python3` (the adapter is a Python
+//! script) and process groups (unix); without them it is reported as skipped.
 
 use loom_process::{live_group_members, live_groups, Adapter, AdapterConfig, FaultKind};
+use loom_test_support::{needs, run, skipped, Tool, Trial};
 use serde_json::{json, Value};
 use std::time::Duration;
-
-fn python() -> Option<&'static str> {
-    let ok = std::process::Command::new("python3")
-        .arg("-c")
-        .arg("pass")
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        Some("python3")
-    } else {
-        require_or_skip("python3 is not installed");
-        None
-    }
-}
-
-/// A missing tool is a skip locally and a failure where `LOOM_REQUIRE_TOOLS=1` (CI).
-fn require_or_skip(why: &str) {
-    if std::env::var("LOOM_REQUIRE_TOOLS").as_deref() == Ok("1") {
-        panic!("{why}, and LOOM_REQUIRE_TOOLS=1 forbids skipping");
-    }
-    eprintln!("skipped: {why}");
-}
 
 fn config(mode: &str, at: &str) -> AdapterConfig {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/echo.py");
@@ -62,9 +40,7 @@ fn assert_group_gone(pgid: i32) {
     );
 }
 
-#[test]
 fn a_good_adapter_answers_and_ends_on_end_of_input() {
-    let Some(_) = python() else { return };
     let mut a = start("good", "");
     let pgid = a.process_group().unwrap();
     let answer = a.call("case-1", "ping", &json!({"x": 1})).unwrap();
@@ -98,9 +74,7 @@ const FAULTS: &[(&str, FaultKind, &str)] = &[
     ("huge", FaultKind::LineTooLong, "more than 100000 bytes"),
 ];
 
-#[test]
 fn every_fault_is_the_faulty_request_s_and_the_group_is_ended() {
-    let Some(_) = python() else { return };
     for (mode, kind, words) in FAULTS {
         let mut a = start(mode, "bad");
         let pgid = a.process_group().unwrap();
@@ -128,9 +102,7 @@ fn every_fault_is_the_faulty_request_s_and_the_group_is_ended() {
     }
 }
 
-#[test]
 fn a_crash_quotes_only_the_crashed_process_s_stderr() {
-    let Some(_) = python() else { return };
     let mut a = start("crash", "bad");
     let first = a.call("c1", "bad", &json!({})).unwrap_err();
     let second = a.call("c2", "bad", &json!({})).unwrap_err();
@@ -142,9 +114,7 @@ fn a_crash_quotes_only_the_crashed_process_s_stderr() {
     );
 }
 
-#[test]
 fn a_second_answer_is_blamed_on_its_own_request_not_the_next() {
-    let Some(_) = python() else { return };
     let mut a = start("twice", "bad");
     let first = a.call("case-1", "bad", &json!({})).unwrap();
     assert_eq!(first["result"]["method"], "bad");
@@ -163,9 +133,7 @@ fn a_second_answer_is_blamed_on_its_own_request_not_the_next() {
     a.shutdown();
 }
 
-#[test]
 fn shutdown_ends_an_adapter_that_ignores_end_of_input_or_leaves_a_child() {
-    let Some(_) = python() else { return };
     for (mode, kind) in [
         ("ignore-eof", FaultKind::IgnoredEndOfInput),
         ("grandchild", FaultKind::LeftProcessesBehind),
@@ -180,9 +148,7 @@ fn shutdown_ends_an_adapter_that_ignores_end_of_input_or_leaves_a_child() {
     }
 }
 
-#[test]
 fn a_hung_adapter_that_ignores_sigterm_is_killed_within_the_grace() {
-    let Some(_) = python() else { return };
     let mut a = start("ignore-term", "bad");
     let pgid = a.process_group().unwrap();
     let started = std::time::Instant::now();
@@ -193,9 +159,7 @@ fn a_hung_adapter_that_ignores_sigterm_is_killed_within_the_grace() {
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
-#[test]
 fn handshake_failures_name_the_cause() {
-    let Some(_) = python() else { return };
     let rows: &[(&str, &str, &str)] = &[
         ("hang", "hello", "did not answer hello"),
         ("no-newline", "hello", "no newline"),
@@ -218,9 +182,7 @@ fn handshake_failures_name_the_cause() {
     }
 }
 
-#[test]
 fn the_restart_cap_stops_restarting() {
-    let Some(_) = python() else { return };
     let mut a = start("crash", "bad");
     for i in 0..3 {
         let f = a.call(&format!("c{i}"), "bad", &json!({})).unwrap_err();
@@ -230,4 +192,51 @@ fn the_restart_cap_stops_restarting() {
     assert_eq!(f.kind, FaultKind::Crashed, "the third restart still runs");
     let f = a.call("c5", "bad", &json!({})).unwrap_err();
     assert_eq!(f.kind, FaultKind::RestartCap, "{f}");
+}
+
+/// A test of the runner: it needs python3, and process groups (unix).
+fn adapter_test(name: &str, body: fn()) -> Trial {
+    if cfg!(unix) {
+        needs(Tool::Python3, name, move |_| body())
+    } else {
+        skipped(name, "skip-not-unix", "process groups are a unix feature")
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    use loom_test_support::{run, test};
+    run(vec![
+        adapter_test(
+            "a_good_adapter_answers_and_ends_on_end_of_input",
+            a_good_adapter_answers_and_ends_on_end_of_input,
+        ),
+        adapter_test(
+            "every_fault_is_the_faulty_request_s_and_the_group_is_ended",
+            every_fault_is_the_faulty_request_s_and_the_group_is_ended,
+        ),
+        adapter_test(
+            "a_crash_quotes_only_the_crashed_process_s_stderr",
+            a_crash_quotes_only_the_crashed_process_s_stderr,
+        ),
+        adapter_test(
+            "a_second_answer_is_blamed_on_its_own_request_not_the_next",
+            a_second_answer_is_blamed_on_its_own_request_not_the_next,
+        ),
+        adapter_test(
+            "shutdown_ends_an_adapter_that_ignores_end_of_input_or_leaves_a_child",
+            shutdown_ends_an_adapter_that_ignores_end_of_input_or_leaves_a_child,
+        ),
+        adapter_test(
+            "a_hung_adapter_that_ignores_sigterm_is_killed_within_the_grace",
+            a_hung_adapter_that_ignores_sigterm_is_killed_within_the_grace,
+        ),
+        adapter_test(
+            "handshake_failures_name_the_cause",
+            handshake_failures_name_the_cause,
+        ),
+        adapter_test(
+            "the_restart_cap_stops_restarting",
+            the_restart_cap_stops_restarting,
+        ),
+    ])
 }
