@@ -21,6 +21,7 @@ use loom_props::explore::{explore, ExploreOptions, FnFactory, Stores};
 use loom_report::{CaseResult, Status};
 use loom_stores::memory::*;
 use loom_stores::plugin_memory::*;
+use loom_test_support::{located, needs, test, Tool};
 
 /// Cases the campaign gets to find each campaign-only bug.
 const EXPLORE_BUDGET_CASES: u64 = 400;
@@ -61,27 +62,15 @@ fn rust_kit(kit: &str, bug: &'static str) -> Vec<CaseResult> {
     }
 }
 
-fn python() -> Option<&'static str> {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        println!("skipping the Python variants: python3 is not installed");
-    }
-    ok.then_some("python3")
-}
-
 /// The results of `kit` against the Python variant `bug` (`"faithful"` for none).
-fn python_kit(kit: &str, bug: &str) -> Option<Vec<CaseResult>> {
-    let py = python()?;
+fn python_kit(kit: &str, bug: &str) -> Vec<CaseResult> {
+    let py = located(Tool::Python3);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/buggy_adapter.py");
     let store = StdioStore::spawn(&format!("{py} {script} {bug}"))
         .unwrap_or_else(|e| panic!("{bug}: the variant does not start: {e}"));
     let hooks = StdioHooks(&store);
     let s = || store.clone();
-    Some(match kit {
+    match kit {
         "event-store" => run::<_, EventStoreKit>(s, &hooks),
         "snapshot-store" => run::<_, SnapshotStoreKit>(s, &hooks),
         "archive-store" => run::<_, ArchiveStoreKit>(s, &hooks),
@@ -92,7 +81,7 @@ fn python_kit(kit: &str, bug: &str) -> Option<Vec<CaseResult>> {
         "timer-store" => run::<_, TimerStoreKit>(s, &hooks),
         "branch-registry" => run::<_, BranchRegistryKit>(s, &hooks),
         other => panic!("no kit {other}"),
-    })
+    }
 }
 
 fn failing(results: &[CaseResult]) -> Vec<String> {
@@ -111,20 +100,20 @@ fn failing(results: &[CaseResult]) -> Vec<String> {
         .collect()
 }
 
-/// Runs every kit-caught bug of `class` and checks each is failed (not errored) by a
-/// case citing its rule.
-fn check_class(class: Class) {
+/// Runs every kit-caught bug of `class` written in `lang` and checks each is failed
+/// (not errored) by a case citing its rule.
+fn check_class(class: Class, lang: Lang) {
     let mut missed = Vec::new();
-    for bug in CATALOGUE.iter().filter(|b| b.class == class) {
+    for bug in CATALOGUE
+        .iter()
+        .filter(|b| b.class == class && b.lang == lang)
+    {
         let Catcher::Kit(kit) = bug.catcher else {
             continue;
         };
         let results = match bug.lang {
             Lang::Rust => rust_kit(kit, bug.name),
-            Lang::Python => match python_kit(kit, bug.name) {
-                Some(r) => r,
-                None => continue,
-            },
+            Lang::Python => python_kit(kit, bug.name),
         };
         let caught: Vec<&CaseResult> = results
             .iter()
@@ -151,10 +140,10 @@ fn check_class(class: Class) {
             ));
         }
     }
+    assert!(checked > 0, "the catalogue has no kit-caught {lang:?} bug of {class:?}");
     assert!(missed.is_empty(), "bugs the kits let through: {missed:#?}");
 }
 
-#[test]
 fn judging_catalogue_covers_every_class_with_at_least_forty_kit_caught_stores() {
     let kit_caught = CATALOGUE
         .iter()
@@ -232,37 +221,54 @@ fn loom_spec_rules() -> Vec<&'static str> {
     all
 }
 
-#[test]
 fn boundary_bugs_fail_their_rule() {
-    check_class(Class::Boundary);
+    check_class(Class::Boundary, Lang::Rust);
 }
 
-#[test]
+fn boundary_bugs_fail_their_rule_in_python() {
+    check_class(Class::Boundary, Lang::Python);
+}
+
 fn ordering_bugs_fail_their_rule() {
-    check_class(Class::Ordering);
+    check_class(Class::Ordering, Lang::Rust);
 }
 
-#[test]
+fn ordering_bugs_fail_their_rule_in_python() {
+    check_class(Class::Ordering, Lang::Python);
+}
+
 fn check_order_bugs_fail_their_rule() {
-    check_class(Class::CheckOrder);
+    check_class(Class::CheckOrder, Lang::Rust);
 }
 
-#[test]
+fn check_order_bugs_fail_their_rule_in_python() {
+    check_class(Class::CheckOrder, Lang::Python);
+}
+
 fn fidelity_bugs_fail_their_rule() {
-    check_class(Class::Fidelity);
+    check_class(Class::Fidelity, Lang::Rust);
 }
 
-#[test]
+fn fidelity_bugs_fail_their_rule_in_python() {
+    check_class(Class::Fidelity, Lang::Python);
+}
+
 fn error_fact_bugs_fail_their_rule() {
-    check_class(Class::ErrorFacts);
+    check_class(Class::ErrorFacts, Lang::Rust);
 }
 
-#[test]
+fn error_fact_bugs_fail_their_rule_in_python() {
+    check_class(Class::ErrorFacts, Lang::Python);
+}
+
 fn timestamp_bugs_fail_their_rule() {
-    check_class(Class::Timestamps);
+    check_class(Class::Timestamps, Lang::Rust);
 }
 
-#[test]
+fn timestamp_bugs_fail_their_rule_in_python() {
+    check_class(Class::Timestamps, Lang::Python);
+}
+
 fn faithful_wrappers_pass_every_kit() {
     for kit in [
         "event-store",
@@ -288,11 +294,8 @@ fn faithful_wrappers_pass_every_kit() {
     }
 }
 
-#[test]
 fn faithful_python_variant_passes_the_event_store_kit() {
-    let Some(results) = python_kit("event-store", "faithful") else {
-        return;
-    };
+    let results = python_kit("event-store", "faithful");
     assert!(failing(&results).is_empty(), "{:#?}", failing(&results));
 }
 
@@ -338,7 +341,6 @@ fn campaign_only() -> Vec<&'static Bug> {
         .collect()
 }
 
-#[test]
 fn campaign_only_bugs_pass_every_kit() {
     for bug in campaign_only() {
         let results = rust_kit(kit_of(bug.name), bug.name);
@@ -351,7 +353,6 @@ fn campaign_only_bugs_pass_every_kit() {
     }
 }
 
-#[test]
 fn campaign_finds_each_campaign_only_bug_within_the_budget() {
     let opts = ExploreOptions {
         cases: Some(EXPLORE_BUDGET_CASES),
@@ -381,7 +382,6 @@ fn campaign_finds_each_campaign_only_bug_within_the_budget() {
     assert!(missed.is_empty(), "{missed:#?}");
 }
 
-#[test]
 fn campaign_passes_the_faithful_stores_within_the_budget() {
     let opts = ExploreOptions {
         cases: Some(EXPLORE_BUDGET_CASES),
@@ -395,4 +395,88 @@ fn campaign_passes_the_faithful_stores_within_the_budget() {
         "{outcome:?}"
     );
     assert_eq!(outcome.cases, EXPLORE_BUDGET_CASES);
+}
+
+fn main() -> std::process::ExitCode {
+    loom_test_support::run(vec![
+        test(
+            "judging_catalogue_covers_every_class_with_at_least_forty_kit_caught_stores",
+            judging_catalogue_covers_every_class_with_at_least_forty_kit_caught_stores,
+        ),
+        test(
+            "boundary_bugs_fail_their_rule",
+            boundary_bugs_fail_their_rule,
+        ),
+        needs(
+            Tool::Python3,
+            "boundary_bugs_fail_their_rule_in_python",
+            |_| boundary_bugs_fail_their_rule_in_python(),
+        ),
+        test(
+            "ordering_bugs_fail_their_rule",
+            ordering_bugs_fail_their_rule,
+        ),
+        needs(
+            Tool::Python3,
+            "ordering_bugs_fail_their_rule_in_python",
+            |_| ordering_bugs_fail_their_rule_in_python(),
+        ),
+        test(
+            "check_order_bugs_fail_their_rule",
+            check_order_bugs_fail_their_rule,
+        ),
+        needs(
+            Tool::Python3,
+            "check_order_bugs_fail_their_rule_in_python",
+            |_| check_order_bugs_fail_their_rule_in_python(),
+        ),
+        test(
+            "fidelity_bugs_fail_their_rule",
+            fidelity_bugs_fail_their_rule,
+        ),
+        needs(
+            Tool::Python3,
+            "fidelity_bugs_fail_their_rule_in_python",
+            |_| fidelity_bugs_fail_their_rule_in_python(),
+        ),
+        test(
+            "error_fact_bugs_fail_their_rule",
+            error_fact_bugs_fail_their_rule,
+        ),
+        needs(
+            Tool::Python3,
+            "error_fact_bugs_fail_their_rule_in_python",
+            |_| error_fact_bugs_fail_their_rule_in_python(),
+        ),
+        test(
+            "timestamp_bugs_fail_their_rule",
+            timestamp_bugs_fail_their_rule,
+        ),
+        needs(
+            Tool::Python3,
+            "timestamp_bugs_fail_their_rule_in_python",
+            |_| timestamp_bugs_fail_their_rule_in_python(),
+        ),
+        test(
+            "faithful_wrappers_pass_every_kit",
+            faithful_wrappers_pass_every_kit,
+        ),
+        needs(
+            Tool::Python3,
+            "faithful_python_variant_passes_the_event_store_kit",
+            |_| faithful_python_variant_passes_the_event_store_kit(),
+        ),
+        test(
+            "campaign_only_bugs_pass_every_kit",
+            campaign_only_bugs_pass_every_kit,
+        ),
+        test(
+            "campaign_finds_each_campaign_only_bug_within_the_budget",
+            campaign_finds_each_campaign_only_bug_within_the_budget,
+        ),
+        test(
+            "campaign_passes_the_faithful_stores_within_the_budget",
+            campaign_passes_the_faithful_stores_within_the_budget,
+        ),
+    ])
 }
