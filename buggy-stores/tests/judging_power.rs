@@ -104,6 +104,7 @@ fn failing(results: &[CaseResult]) -> Vec<String> {
 /// (not errored) by a case citing its rule.
 fn check_class(class: Class, lang: Lang) {
     let mut missed = Vec::new();
+    let mut checked = 0;
     for bug in CATALOGUE
         .iter()
         .filter(|b| b.class == class && b.lang == lang)
@@ -111,6 +112,7 @@ fn check_class(class: Class, lang: Lang) {
         let Catcher::Kit(kit) = bug.catcher else {
             continue;
         };
+        checked += 1;
         let results = match bug.lang {
             Lang::Rust => rust_kit(kit, bug.name),
             Lang::Python => python_kit(kit, bug.name),
