@@ -52,7 +52,6 @@ fn str_of(v: &Value) -> String {
     }
 }
 
-#[test]
 fn every_yaml_block_parses_and_every_workflow_has_the_shape_actions_reads() {
     let blocks = yaml_blocks();
     assert!(blocks.len() >= 4, "found {} YAML blocks", blocks.len());
@@ -172,10 +171,6 @@ fn expand(script: &str, combo: &BTreeMap<String, String>) -> String {
 const SMALL: [(&str, &str); 2] = [("SIM_SEEDS", "4"), ("FOLD_LOGS", "8")];
 
 fn run_workflow(file: &str, wf: &Value) {
-    if Command::new("node").arg("--version").output().is_err() {
-        println!("skipping {file}: node is not installed (CI installs it; see .ci/run)");
-        return;
-    }
     let (dir, bin) = scratch_repo(file.trim_end_matches(".yml"));
     let repo = dir.join("repo");
     let summary = dir.join("step-summary.md");
@@ -261,17 +256,14 @@ fn workflow(file: &str) -> Value {
         .1
 }
 
-#[test]
 fn spi_22_the_store_author_workflow_runs() {
     run_workflow("loom-store.yml", &workflow("loom-store.yml"));
 }
 
-#[test]
 fn conf_03_the_kernel_implementer_workflow_runs() {
     run_workflow("loom-kernel.yml", &workflow("loom-kernel.yml"));
 }
 
-#[test]
 fn the_sharded_sweep_workflow_runs_and_merges() {
     run_workflow("loom-sweep.yml", &workflow("loom-sweep.yml"));
 }
@@ -309,7 +301,6 @@ fn assert_installs_this_package(script: &str) {
 /// The repository's own workflows (ClusterFuzzLite on pull requests and nightly) parse,
 /// have the shape Actions reads, and point at what exists: the paths a pull request
 /// filter names, the build image and script, and fuzz targets to build.
-#[test]
 fn the_repositorys_own_workflows_parse_and_name_what_exists() {
     let dir = root().join(".github/workflows");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -355,4 +346,30 @@ fn the_repositorys_own_workflows_parse_and_name_what_exists() {
         toml::from_str(&std::fs::read_to_string(root().join("fuzz/Cargo.toml")).unwrap()).unwrap();
     let targets = fuzz["bin"].as_array().map(Vec::len).unwrap_or(0);
     assert!(targets >= 4, "fuzz/ declares {targets} targets");
+}
+
+fn main() -> std::process::ExitCode {
+    use loom_test_support::{needs, run, test, Tool};
+    run(vec![
+        test(
+            "every_yaml_block_parses_and_every_workflow_has_the_shape_actions_reads",
+            every_yaml_block_parses_and_every_workflow_has_the_shape_actions_reads,
+        ),
+        needs(Tool::Node, "spi_22_the_store_author_workflow_runs", |_| {
+            spi_22_the_store_author_workflow_runs()
+        }),
+        needs(
+            Tool::Node,
+            "conf_03_the_kernel_implementer_workflow_runs",
+            |_| conf_03_the_kernel_implementer_workflow_runs(),
+        ),
+        test(
+            "the_sharded_sweep_workflow_runs_and_merges",
+            the_sharded_sweep_workflow_runs_and_merges,
+        ),
+        test(
+            "the_repositorys_own_workflows_parse_and_name_what_exists",
+            the_repositorys_own_workflows_parse_and_name_what_exists,
+        ),
+    ])
 }

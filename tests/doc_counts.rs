@@ -32,7 +32,6 @@ fn number_before(text: &str, suffix: &str) -> usize {
         .unwrap_or_else(|_| panic!("no number before `{suffix}`"))
 }
 
-#[test]
 fn conf_02_the_readme_states_the_vector_count_to_the_hundred() {
     let count = loom_vectors::set::embedded_version_file().unwrap().count;
     let stated = number_before(&read("README.md"), "+ JSON files");
@@ -42,7 +41,6 @@ fn conf_02_the_readme_states_the_vector_count_to_the_hundred() {
     );
 }
 
-#[test]
 fn the_store_guide_states_the_python_adapter_size() {
     let lines = read("examples/python-sqlite-store/adapter.py")
         .lines()
@@ -58,12 +56,7 @@ fn the_store_guide_states_the_python_adapter_size() {
     );
 }
 
-#[test]
 fn spi_22_the_store_guide_kit_table_is_what_the_python_adapter_gets() {
-    if Command::new("python3").arg("--version").output().is_err() {
-        println!("skipping: python3 is not installed");
-        return;
-    }
     let guide = read("docs/guides/store-authors.md");
     let start = guide
         .find("   kit                    pass")
@@ -120,7 +113,6 @@ fn spi_22_the_store_guide_kit_table_is_what_the_python_adapter_gets() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
 fn the_readme_states_the_catalogue_size_in_the_reference_figure() {
     let readme = read("README.md");
     let at = readme
@@ -132,4 +124,27 @@ fn the_readme_states_the_catalogue_size_in_the_reference_figure() {
         .and_then(|n| n.parse().ok())
         .expect("a number before ` rules of the catalogue`");
     assert_eq!(stated, loom_spec::Catalogue::load().rules().len());
+}
+
+fn main() -> std::process::ExitCode {
+    use loom_test_support::{needs, run, test, Tool};
+    run(vec![
+        test(
+            "conf_02_the_readme_states_the_vector_count_to_the_hundred",
+            conf_02_the_readme_states_the_vector_count_to_the_hundred,
+        ),
+        test(
+            "the_store_guide_states_the_python_adapter_size",
+            the_store_guide_states_the_python_adapter_size,
+        ),
+        needs(
+            Tool::Python3,
+            "spi_22_the_store_guide_kit_table_is_what_the_python_adapter_gets",
+            |_| spi_22_the_store_guide_kit_table_is_what_the_python_adapter_gets(),
+        ),
+        test(
+            "the_readme_states_the_catalogue_size_in_the_reference_figure",
+            the_readme_states_the_catalogue_size_in_the_reference_figure,
+        ),
+    ])
 }

@@ -4,10 +4,10 @@
 //! request blamed, and that no process of any adapter group it started is alive
 //! afterwards. The same matrix runs against the store protocol (`loom conform` over the
 //! Python example store) and the kernel protocol (`loom vectors run` over
-//! `loom kernel-adapter`).
+//! `loom kernel-adapter`). Every test needs `python3` (the proxy is a Python script) and
+//! process groups (unix); without them it is reported as skipped.
 
-#![cfg(unix)]
-
+use loom_test_support::{needs, skipped, test, Tool, Trial};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -62,22 +62,6 @@ const MATRIX: &[(&str, u32, Expect)] = &[
     ("grandchild", 99, Expect::Shutdown("left 1 process")),
     ("ignore-eof", 99, Expect::Shutdown("did not exit")),
 ];
-
-fn python_ok() -> bool {
-    let ok = Command::new("python3")
-        .arg("-c")
-        .arg("pass")
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var("LOOM_REQUIRE_TOOLS").as_deref() != Ok("1"),
-            "python3 is missing and LOOM_REQUIRE_TOOLS=1 forbids skipping"
-        );
-        eprintln!("skipped: python3 is not installed");
-    }
-    ok
-}
 
 struct Run {
     dir: PathBuf,
@@ -207,9 +191,6 @@ fn assert_no_process_left(run: &Run, what: &str) {
 }
 
 fn check(protocol: Protocol, mode: &str, n: u32, expect: Expect) {
-    if !python_ok() {
-        return;
-    }
     let what = format!("{protocol:?} {mode} at {n}");
     let run = run(protocol, mode, n);
     assert_eq!(run.code, Some(1), "{what}: exit code");
@@ -283,22 +264,25 @@ fn check(protocol: Protocol, mode: &str, n: u32, expect: Expect) {
 
 macro_rules! matrix_tests {
     ($($name:ident: $idx:expr;)*) => {
-        mod store {
-            $(#[test] fn $name() {
-                let (mode, n, expect) = super::MATRIX[$idx];
-                super::check(super::Protocol::Store, mode, n, expect);
-            })*
-        }
-        mod kernel {
-            $(#[test] fn $name() {
-                let (mode, n, expect) = super::MATRIX[$idx];
-                super::check(super::Protocol::Kernel, mode, n, expect);
-            })*
-        }
-        #[test]
-        fn the_matrix_has_a_test_per_row() {
-            let idx: &[usize] = &[$($idx),*];
-            assert_eq!(idx, (0..MATRIX.len()).collect::<Vec<_>>().as_slice());
+        /// One test per row and protocol (`store::<row>`, `kernel::<row>`), and the check
+        /// that the rows are all there.
+        fn matrix_trials() -> Vec<Trial> {
+            let mut trials = Vec::new();
+            $(
+                trials.push(hostile(concat!("store::", stringify!($name)), || {
+                    let (mode, n, expect) = MATRIX[$idx];
+                    check(Protocol::Store, mode, n, expect);
+                }));
+                trials.push(hostile(concat!("kernel::", stringify!($name)), || {
+                    let (mode, n, expect) = MATRIX[$idx];
+                    check(Protocol::Kernel, mode, n, expect);
+                }));
+            )*
+            trials.push(test("the_matrix_has_a_test_per_row", || {
+                let idx: &[usize] = &[$($idx),*];
+                assert_eq!(idx, (0..MATRIX.len()).collect::<Vec<_>>().as_slice());
+            }));
+            trials
         }
     };
 }
@@ -320,11 +304,7 @@ matrix_tests! {
 }
 
 /// Ctrl-C during a run ends every adapter group, for both protocols.
-#[test]
 fn an_interrupted_run_leaves_no_adapter_behind() {
-    if !python_ok() {
-        return;
-    }
     for protocol in [Protocol::Store, Protocol::Kernel] {
         let dir = scratch(&format!("interrupt-{protocol:?}"));
         let mut c = command_for(protocol, "ignore-term", 3, &dir, "60000");
@@ -338,6 +318,7 @@ fn an_interrupted_run_leaves_no_adapter_behind() {
             std::thread::sleep(Duration::from_millis(50));
         }
         // SAFETY: signalling our own child process.
+        #[cfg(unix)]
         unsafe {
             libc::kill(child.id() as i32, libc::SIGINT);
         }
@@ -351,4 +332,26 @@ fn an_interrupted_run_leaves_no_adapter_behind() {
         assert_no_process_left(&run, &format!("{protocol:?} interrupted"));
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// A hostile-adapter test: it needs python3 and process groups (unix).
+fn hostile(name: &str, body: fn()) -> Trial {
+    if cfg!(unix) {
+        needs(Tool::Python3, name, move |_| body())
+    } else {
+        skipped(
+            name,
+            "skip-not-unix",
+            "adapter process groups are a unix feature",
+        )
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let mut trials = matrix_trials();
+    trials.push(hostile(
+        "an_interrupted_run_leaves_no_adapter_behind",
+        an_interrupted_run_leaves_no_adapter_behind,
+    ));
+    loom_test_support::run(trials)
 }

@@ -3,23 +3,13 @@
 //! minimal Node kernel passes every vector of the kinds it claims and nothing else is
 //! run against it (and a planted bug is caught, rule and path named).
 //!
-//! They need `node` (20 or newer); without it each test prints why it skips. CI installs
-//! Node when the machine lacks it (.ci/run).
+//! They need `node` (20 or newer); without it each test is reported as skipped (and
+//! fails under `LOOM_REQUIRE_TOOLS=1`, which CI sets). CI installs Node when the machine
+//! lacks it (.ci/run).
 
 use loom_report::{Report, Status};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn node() -> bool {
-    let ok = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        println!("skipping: node is not installed (CI installs it; see .ci/run)");
-    }
-    ok
-}
 
 fn example(path: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -69,11 +59,7 @@ fn failures(r: &Report) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn spi_22_the_node_store_passes_every_kit_through_the_protocol() {
-    if !node() {
-        return;
-    }
     let out = scratch("store");
     let store = format!("cmd:node {}", example("node-store/adapter.mjs"));
     let (o, r) = run(&["conform", "--store", &store], &out);
@@ -107,11 +93,7 @@ fn spi_22_the_node_store_passes_every_kit_through_the_protocol() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
 fn spi_02_a_node_store_that_claims_what_it_lacks_is_caught() {
-    if !node() {
-        return;
-    }
     let out = scratch("lie");
     let store = format!("cmd:node {} --lie", example("node-store/adapter.mjs"));
     let (o, r) = run(
@@ -131,11 +113,7 @@ fn spi_02_a_node_store_that_claims_what_it_lacks_is_caught() {
 
 const CLAIMED: [&str; 3] = ["fold", "normalize", "digest"];
 
-#[test]
 fn conf_03_the_node_minimal_kernel_passes_every_vector_it_claims() {
-    if !node() {
-        return;
-    }
     let out = scratch("kernel");
     let kernel = format!("node {}", example("node-kernel/minimal-kernel.mjs"));
     let (o, r) = run(&["vectors", "run", "--kernel-cmd", &kernel], &out);
@@ -166,11 +144,7 @@ fn conf_03_the_node_minimal_kernel_passes_every_vector_it_claims() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
 fn fold_38_a_node_kernel_that_drops_decision_seq_fails_with_rule_and_path() {
-    if !node() {
-        return;
-    }
     let out = scratch("bug");
     let kernel = format!(
         "node {} --bug no-seq",
@@ -205,4 +179,30 @@ fn fold_38_a_node_kernel_that_drops_decision_seq_fails_with_rule_and_path() {
         );
     }
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+fn main() -> std::process::ExitCode {
+    use loom_test_support::{needs, run, Tool};
+    run(vec![
+        needs(
+            Tool::Node,
+            "spi_22_the_node_store_passes_every_kit_through_the_protocol",
+            |_| spi_22_the_node_store_passes_every_kit_through_the_protocol(),
+        ),
+        needs(
+            Tool::Node,
+            "spi_02_a_node_store_that_claims_what_it_lacks_is_caught",
+            |_| spi_02_a_node_store_that_claims_what_it_lacks_is_caught(),
+        ),
+        needs(
+            Tool::Node,
+            "conf_03_the_node_minimal_kernel_passes_every_vector_it_claims",
+            |_| conf_03_the_node_minimal_kernel_passes_every_vector_it_claims(),
+        ),
+        needs(
+            Tool::Node,
+            "fold_38_a_node_kernel_that_drops_decision_seq_fails_with_rule_and_path",
+            |_| fold_38_a_node_kernel_that_drops_decision_seq_fails_with_rule_and_path(),
+        ),
+    ])
 }

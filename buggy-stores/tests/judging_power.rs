@@ -142,7 +142,10 @@ fn check_class(class: Class, lang: Lang) {
             ));
         }
     }
-    assert!(checked > 0, "the catalogue has no kit-caught {lang:?} bug of {class:?}");
+    assert!(
+        checked > 0,
+        "the catalogue has no kit-caught {lang:?} bug of {class:?}"
+    );
     assert!(missed.is_empty(), "bugs the kits let through: {missed:#?}");
 }
 

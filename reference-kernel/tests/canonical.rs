@@ -1,5 +1,6 @@
 //! Canonical JSON (RFC 8785) and digests: known answers reasoned from the RFC, from
 //! ECMAScript's Number::toString, and from the published FNV-1a and SHA-256 values.
+//! The cross-check against a JavaScript engine is in canonical_node.rs (it needs Node.js).
 
 use loom_kernel::canonical::{canonical_string, canonicalize_text, utf16_cmp};
 use loom_kernel::digest::{
@@ -182,70 +183,5 @@ proptest! {
         let text = canonical_string(&json!(x));
         let back: f64 = text.parse().unwrap();
         prop_assert_eq!(back, if x == 0.0 { 0.0 } else { x });
-    }
-}
-
-/// Cross-checks number formatting against a real ECMAScript engine when one is installed
-/// (Node.js): 4,000 doubles from a fixed pseudo-random stream, bit patterns included.
-#[test]
-fn numbers_match_a_javascript_engine() {
-    if std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        println!("skipping: node is not installed; the known-answer table above still runs");
-        return;
-    }
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let mut xs = Vec::new();
-    while xs.len() < 4000 {
-        let bits = next();
-        let x = match xs.len() % 4 {
-            0 => f64::from_bits(bits),
-            1 => (bits % 1_000_000_000_000_000) as f64 / 8.0,
-            2 => (bits >> 11) as f64 * 2f64.powi((bits % 80) as i32 - 40),
-            _ => ((bits % 100_000) as f64) / 1000.0,
-        };
-        if x.is_finite() {
-            xs.push(x);
-        }
-    }
-    let bits: Vec<String> = xs.iter().map(|x| x.to_bits().to_string()).collect();
-    let script = "const b=require('fs').readFileSync(0,'utf8').trim().split('\\n');const v=new DataView(new ArrayBuffer(8));\
-        console.log(b.map(s=>{v.setBigUint64(0,BigInt(s));return JSON.stringify(v.getFloat64(0));}).join('\\n'));";
-    let mut child = std::process::Command::new("node")
-        .args(["-e", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("node starts");
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(bits.join("\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let js: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(js.len(), xs.len());
-    for (x, expected) in xs.iter().zip(&js) {
-        assert_eq!(
-            &canonical_string(&json!(x)),
-            expected,
-            "bits {}",
-            x.to_bits()
-        );
     }
 }

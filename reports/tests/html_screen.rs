@@ -6,8 +6,8 @@
 //! decoded and checked where the DOM says the verdict and the failure are.
 //!
 //! Needs Debian's `chromium` (`apt-get install -y chromium`; .ci/run installs it). Without
-//! it the test prints why it skips; any other problem fails it. `LOOM_KEEP_SCREENSHOT=1`
-//! keeps the screenshot and prints where it is.
+//! it the test is reported as skipped (a failure under `LOOM_REQUIRE_TOOLS=1`); any other
+//! problem fails it. `LOOM_KEEP_SCREENSHOT=1` keeps the screenshot and prints where it is.
 
 use loom_report::{render_html, CaseResult, Environment, Failure, Report, RuleInfo};
 use serde_json::{json, Value};
@@ -18,18 +18,6 @@ const WIDTH: u32 = 1280;
 const HEIGHT: u32 = 800;
 /// The report's fail colour (`--fail` in the template).
 const FAIL_RGB: [u8; 3] = [0xcf, 0x22, 0x2e];
-
-fn chromium() -> Option<String> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .map(str::to_string)
-}
 
 /// A failing report shaped like a full run: every rule of a 224-rule catalogue, 6,000
 /// results, SNAP-10 cited by 658 of them, and three failures with large values.
@@ -219,19 +207,16 @@ fn scratch() -> PathBuf {
     dir
 }
 
-#[test]
-fn conf_01_a_failing_report_shows_the_verdict_and_the_first_failure_in_the_first_screen() {
-    let Some(chromium) = chromium() else {
-        println!("skipping: chromium is not installed (apt-get install -y chromium; .ci/run installs it)");
-        return;
-    };
+fn conf_01_a_failing_report_shows_the_verdict_and_the_first_failure_in_the_first_screen(
+    chromium: &str,
+) {
     let dir = scratch();
     let report = big_failing_report();
     let html = render_html(&report).unwrap();
     let page = dir.join("report.html");
     std::fs::write(&page, &html).unwrap();
 
-    let m = measure(&chromium, &dir, &html);
+    let m = measure(chromium, &dir, &html);
     let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     assert_eq!(num(&m["innerWidth"]), f64::from(WIDTH), "{m}");
     assert_eq!(m["verdictText"], "FAIL");
@@ -267,7 +252,7 @@ fn conf_01_a_failing_report_shows_the_verdict_and_the_first_failure_in_the_first
 
     // The screenshot shows it: the verdict badge and the failure's left border are
     // painted in the fail colour where the DOM says they are.
-    let shot = screenshot(&chromium, &dir, &page);
+    let shot = screenshot(chromium, &dir, &page);
     assert_eq!((shot.0, shot.1), (WIDTH, HEIGHT));
     let verdict_area = (num(&m["verdict"]["right"]) - num(&m["verdict"]["left"]))
         * (num(&m["verdict"]["bottom"]) - num(&m["verdict"]["top"]));
@@ -288,4 +273,13 @@ fn conf_01_a_failing_report_shows_the_verdict_and_the_first_failure_in_the_first
     } else {
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+fn main() -> std::process::ExitCode {
+    use loom_test_support::{needs, run, Tool};
+    run(vec![needs(
+        Tool::Chromium,
+        "conf_01_a_failing_report_shows_the_verdict_and_the_first_failure_in_the_first_screen",
+        conf_01_a_failing_report_shows_the_verdict_and_the_first_failure_in_the_first_screen,
+    )])
 }
