@@ -16,6 +16,7 @@
 //! to run (`--ignored`), it fails with the reason.
 
 use std::cell::RefCell;
+use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::OnceLock;
 
@@ -27,6 +28,11 @@ pub const REQUIRE_TOOLS_ENV: &str = "LOOM_REQUIRE_TOOLS";
 
 /// The variable naming the PostgreSQL database the PostgreSQL store tests use.
 pub const PG_URL_ENV: &str = "LOOM_PG_URL";
+
+/// The variable naming the specification's rule list (RULES.md), which lives outside
+/// this repository; without it the list is looked for as `shared/spec/RULES.md` in every
+/// directory above the repository.
+pub const RULES_MD_ENV: &str = "LOOM_RULES_MD";
 
 /// The prefix of every skip tag, so a reader of test names (and of nextest's JUnit file)
 /// can tell a skipped trial from a test whose name happens to end in brackets.
@@ -43,10 +49,18 @@ pub enum Tool {
     Node,
     /// A headless Chromium (`chromium`, `chromium-browser` or `google-chrome`).
     Chromium,
+    /// The specification's rule list, `RULES.md` (outside this repository).
+    RulesMd,
 }
 
 /// Every tool, in a fixed order (the index of each is its cache slot).
-pub const TOOLS: [Tool; 4] = [Tool::Postgres, Tool::Python3, Tool::Node, Tool::Chromium];
+pub const TOOLS: [Tool; 5] = [
+    Tool::Postgres,
+    Tool::Python3,
+    Tool::Node,
+    Tool::Chromium,
+    Tool::RulesMd,
+];
 
 /// The programs tried, in order, for [`Tool::Chromium`].
 const CHROMIUM_PROGRAMS: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
@@ -59,6 +73,7 @@ impl Tool {
             Tool::Python3 => "python3",
             Tool::Node => "node",
             Tool::Chromium => "chromium",
+            Tool::RulesMd => "RULES.md",
         }
     }
 
@@ -72,6 +87,10 @@ impl Tool {
             Tool::Python3 => "install python3 (Debian: apt-get install -y python3)",
             Tool::Node => "install Node.js 20 or newer (Debian: apt-get install -y nodejs)",
             Tool::Chromium => "install Chromium (Debian: apt-get install -y chromium)",
+            Tool::RulesMd => {
+                "set LOOM_RULES_MD to the path of the specification's RULES.md, or check the \
+                 repository out next to the specification's shared/ directory"
+            }
         }
     }
 
@@ -81,18 +100,15 @@ impl Tool {
             Tool::Python3 => 1,
             Tool::Node => 2,
             Tool::Chromium => 3,
+            Tool::RulesMd => 4,
         }
     }
 
     /// Looks for the tool on this machine, once per process: what to use (the database
     /// URL, the program to run) or why it was not found.
     pub fn locate(self) -> Result<String, String> {
-        static FOUND: [OnceLock<Result<String, String>>; 4] = [
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-        ];
+        static FOUND: [OnceLock<Result<String, String>>; TOOLS.len()] =
+            [const { OnceLock::new() }; TOOLS.len()];
         FOUND[self.slot()].get_or_init(|| self.locate_now()).clone()
     }
 
@@ -108,8 +124,31 @@ impl Tool {
                 .iter()
                 .find_map(|p| program(p).ok())
                 .ok_or_else(|| format!("none of {} runs", CHROMIUM_PROGRAMS.join(", "))),
+            Tool::RulesMd => rules_md(),
         }
     }
+}
+
+/// The path of RULES.md: `LOOM_RULES_MD`, else `shared/spec/RULES.md` in the nearest
+/// directory above this repository that has one (wherever the repository is checked out).
+fn rules_md() -> Result<String, String> {
+    if let Ok(path) = std::env::var(RULES_MD_ENV) {
+        if !path.trim().is_empty() {
+            return if Path::new(&path).is_file() {
+                Ok(path)
+            } else {
+                Err(format!("{RULES_MD_ENV}={path} is not a file"))
+            };
+        }
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("shared/spec/RULES.md"))
+        .find(|candidate| candidate.is_file())
+        .map(|found| found.display().to_string())
+        .ok_or_else(|| {
+            format!("{RULES_MD_ENV} is unset and no directory above the repository has shared/spec/RULES.md")
+        })
 }
 
 /// `Ok(name)` when `name --version` runs and succeeds.
