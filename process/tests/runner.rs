@@ -4,7 +4,7 @@
 //! script) and process groups (unix); without them it is reported as skipped.
 
 use loom_process::{live_group_members, live_groups, Adapter, AdapterConfig, FaultKind};
-use loom_test_support::{needs, run, skipped, Tool, Trial};
+use loom_test_support::{needs, skipped, Tool, Trial};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -204,7 +204,7 @@ fn adapter_test(name: &str, body: fn()) -> Trial {
 }
 
 fn main() -> std::process::ExitCode {
-    use loom_test_support::{run, test};
+    use loom_test_support::run;
     run(vec![
         adapter_test(
             "a_good_adapter_answers_and_ends_on_end_of_input",
