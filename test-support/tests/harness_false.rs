@@ -47,7 +47,9 @@ fn harness_false_files(dir: &Path) -> Vec<PathBuf> {
             };
             match field("path") {
                 Some(path) => dir.join(path),
-                None => dir.join("tests").join(format!("{}.rs", field("name").unwrap())),
+                None => dir
+                    .join("tests")
+                    .join(format!("{}.rs", field("name").unwrap())),
             }
         })
         .collect()
@@ -69,8 +71,8 @@ fn harness_false_test_files_hold_no_test_attributes() {
     }
     let mut offenders = Vec::new();
     for file in &files {
-        let text = std::fs::read_to_string(file)
-            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let text =
+            std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         for (n, line) in text.lines().enumerate() {
             let code = line.trim_start();
             if code.starts_with("#[test]")
