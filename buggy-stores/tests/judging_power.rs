@@ -183,7 +183,6 @@ fn judging_catalogue_covers_every_class_with_at_least_forty_kit_caught_stores() 
     }
 }
 
-#[test]
 fn store_authors_guide_states_the_catalogue_counts() {
     let guide = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -404,6 +403,10 @@ fn campaign_passes_the_faithful_stores_within_the_budget() {
 
 fn main() -> std::process::ExitCode {
     loom_test_support::run(vec![
+        test(
+            "store_authors_guide_states_the_catalogue_counts",
+            store_authors_guide_states_the_catalogue_counts,
+        ),
         test(
             "judging_catalogue_covers_every_class_with_at_least_forty_kit_caught_stores",
             judging_catalogue_covers_every_class_with_at_least_forty_kit_caught_stores,
