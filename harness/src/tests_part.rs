@@ -24,9 +24,15 @@ use std::path::{Path, PathBuf};
 pub const AREA: &str = "tests";
 
 /// Crates whose tests check the harness itself (the report model, the catalogue, the
-/// process runner, this crate): their results are the harness self-check and credit no
+/// process runner, this crate, the test-skip helper): their results are the harness self-check and credit no
 /// implementation.
-pub const HARNESS_CRATES: [&str; 4] = ["loom-report", "loom-spec", "loom-process", "loom-harness"];
+pub const HARNESS_CRATES: [&str; 5] = [
+    "loom-report",
+    "loom-spec",
+    "loom-process",
+    "loom-harness",
+    "loom-test-support",
+];
 
 /// Test binaries inside harness crates that exercise the reference rather than the
 /// harness: `loom-spec` also holds the kernel manifest and the `loom compat` deployment
