@@ -336,6 +336,43 @@ def _():
     a.handlers = handlers
 
 
+# -- only the exploration campaign finds these: every kit passes them --------------
+
+@bug("state-delete-at-version-zero")
+def _():
+    orig = S.state_delete
+
+    def delete(self, p):
+        if p.get("expectedVersion") == 0:
+            row = self.state_row(p["key"])
+            if row is not None and row[2]:
+                # the bug: 0 read as "any version" (a falsy check for "no expectation")
+                p = dict(p, expectedVersion=row[1])
+        return orig(self, p)
+    S.state_delete = delete
+
+
+@bug("fence-if-forgets-deleted-stream")
+def _():
+    orig = S.acquire_fence_if
+
+    def acquire_fence_if(self, p):
+        eid = p["executionId"]
+        s = self.stream(eid)
+        if s["exists"] and not s["live"] and s["incarnation"] > 0:
+            # the bug: the current fence is looked up on live streams and fence-only
+            # rows, so a deleted stream's row (not live, once created) is skipped and
+            # expecting "never fenced" wins
+            a.check_id("execution id", eid)
+            expected = p.get("expectedCurrent")
+            if expected is not None:
+                raise a.StoreError("fence-conflict", f"expected current fence {expected}, it is None",
+                                   expected=expected, current=None)
+            return self.bump_fence(eid)
+        return orig(self, p)
+    S.acquire_fence_if = acquire_fence_if
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)

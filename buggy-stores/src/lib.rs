@@ -115,6 +115,22 @@ const fn explore(name: &'static str, class: Class, rule: &'static str, what: &'s
     }
 }
 
+const fn explore_py(
+    name: &'static str,
+    class: Class,
+    rule: &'static str,
+    what: &'static str,
+) -> Bug {
+    Bug {
+        name,
+        class,
+        rule,
+        catcher: Catcher::Explore,
+        lang: Lang::Python,
+        what,
+    }
+}
+
 use Class::*;
 
 /// Every broken store.
@@ -302,6 +318,13 @@ pub const CATALOGUE: &[Bug] = &[
         "PLACE-02",
         "dispatcher",
         "an execution id is refused as a duplicate after its package completed",
+    ),
+    rust(
+        "state-version-restarts",
+        Ordering,
+        "SPI-20",
+        "durable-state-store",
+        "a durable-state key re-created after delete starts again at version 1",
     ),
     python(
         "list-sequences-text-order",
@@ -609,5 +632,17 @@ pub const CATALOGUE: &[Bug] = &[
         Boundary,
         "SPI-20",
         "delete expecting version 0 deletes whatever version the key is at",
+    ),
+    explore_py(
+        "state-delete-at-version-zero",
+        Boundary,
+        "SPI-20",
+        "delete expecting version 0 deletes whatever version the key is at",
+    ),
+    explore_py(
+        "fence-if-forgets-deleted-stream",
+        Ordering,
+        "SPI-05",
+        "acquireFenceIf on a deleted stream sees no fence",
     ),
 ];

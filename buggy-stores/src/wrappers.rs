@@ -694,6 +694,9 @@ impl ContentStore for BuggyContent {
 pub struct BuggyState {
     inner: MemoryDurableStateStore,
     bug: &'static str,
+    /// Per key, the inner version its last delete removed: `state-version-restarts`
+    /// shows versions counted from there, so a re-created key is at 1 again.
+    restarts: Arc<Mutex<BTreeMap<String, u64>>>,
 }
 
 impl BuggyState {
@@ -702,6 +705,30 @@ impl BuggyState {
         BuggyState {
             inner: MemoryDurableStateStore::new(),
             bug,
+            restarts: Arc::default(),
+        }
+    }
+
+    /// How far the shown versions of `key` are below the inner ones.
+    fn offset(&self, key: &str) -> u64 {
+        if self.bug != "state-version-restarts" {
+            return 0;
+        }
+        lock(&self.restarts).get(key).copied().unwrap_or(0)
+    }
+
+    /// An inner error with its versions shown as the bug shows them.
+    fn shown(&self, key: &str, e: StoreError) -> StoreError {
+        let off = self.offset(key);
+        match e.kind {
+            StoreErrorKind::Conflict {
+                expected_next,
+                actual_next,
+            } if off > 0 => StoreError::conflict(
+                expected_next.saturating_sub(off),
+                actual_next.saturating_sub(off),
+            ),
+            _ => e,
         }
     }
 }
@@ -711,7 +738,10 @@ impl DurableStateStore for BuggyState {
         self.inner.capabilities()
     }
     async fn get(&self, key: &str) -> Result<Option<Versioned>, StoreError> {
-        let got = self.inner.get(key).await?;
+        let mut got = self.inner.get(key).await?;
+        if let Some(v) = got.as_mut() {
+            v.version -= self.offset(key);
+        }
         if self.bug == "state-null-absent" && got.as_ref().is_some_and(|v| v.value.is_null()) {
             return Ok(None);
         }
@@ -721,7 +751,11 @@ impl DurableStateStore for BuggyState {
         if self.bug == "state-conflict-before-validation" && key.is_empty() {
             return Err(StoreError::conflict(expected.unwrap_or(0), 0));
         }
-        self.inner.put(key, value, expected).await
+        let off = self.offset(key);
+        match self.inner.put(key, value, expected.map(|e| e + off)).await {
+            Ok(v) => Ok(v - off),
+            Err(e) => Err(self.shown(key, e)),
+        }
     }
     async fn delete(&self, key: &str, expected: u64) -> Result<(), StoreError> {
         if self.bug == "state-delete-absent-is-conflict"
@@ -736,7 +770,17 @@ impl DurableStateStore for BuggyState {
                 return self.inner.delete(key, current.version).await;
             }
         }
-        self.inner.delete(key, expected).await
+        let off = self.offset(key);
+        match self.inner.delete(key, expected + off).await {
+            Ok(()) => {
+                if self.bug == "state-version-restarts" {
+                    // The row is gone, and with it the count: a re-create starts at 1.
+                    lock(&self.restarts).insert(key.to_string(), expected + off);
+                }
+                Ok(())
+            }
+            Err(e) => Err(self.shown(key, e)),
+        }
     }
 }
 

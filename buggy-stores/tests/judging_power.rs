@@ -17,7 +17,8 @@ use loom_conformance::kits::snapshot_store::SnapshotStoreKit;
 use loom_conformance::kits::timer_store::TimerStoreKit;
 use loom_conformance::stdio::{StdioHooks, StdioStore};
 use loom_conformance::{run_kit, CaseHooks, Kit, NoHooks, RunOptions};
-use loom_props::explore::{explore, ExploreOptions, FnFactory, Stores};
+use loom_props::explore::stores::StdioStores;
+use loom_props::explore::{explore, ExploreOptions, ExploreOutcome, FnFactory, Stores};
 use loom_report::{CaseResult, Status};
 use loom_stores::memory::*;
 use loom_stores::plugin_memory::*;
@@ -338,16 +339,22 @@ fn kit_of(bug: &str) -> &'static str {
     }
 }
 
-fn campaign_only() -> Vec<&'static Bug> {
+/// The campaign-only bugs written in `lang`.
+fn campaign_only(lang: Lang) -> Vec<&'static Bug> {
     CATALOGUE
         .iter()
-        .filter(|b| b.catcher == Catcher::Explore)
+        .filter(|b| b.catcher == Catcher::Explore && b.lang == lang)
         .collect()
 }
 
-fn campaign_only_bugs_pass_every_kit() {
-    for bug in campaign_only() {
-        let results = rust_kit(kit_of(bug.name), bug.name);
+fn campaign_only_bugs_pass_every_kit(lang: Lang) {
+    let bugs = campaign_only(lang);
+    assert!(!bugs.is_empty(), "no campaign-only {lang:?} bug to check");
+    for bug in bugs {
+        let results = match lang {
+            Lang::Rust => rust_kit(kit_of(bug.name), bug.name),
+            Lang::Python => python_kit(kit_of(bug.name), bug.name),
+        };
         assert!(
             failing(&results).is_empty(),
             "{}: a kit case catches it, so it belongs with the kit-caught bugs: {:#?}",
@@ -357,17 +364,50 @@ fn campaign_only_bugs_pass_every_kit() {
     }
 }
 
-fn campaign_finds_each_campaign_only_bug_within_the_budget() {
+/// The campaign against the Python variant `bug` through the store protocol, on the
+/// one SPI the bug is in (the process starts once; each case `reset`s its namespace,
+/// as `loom conform --store cmd:… --explore` does).
+fn python_campaign(bug: &'static str, opts: &ExploreOptions) -> ExploreOutcome {
+    let py = located(Tool::Python3);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/buggy_adapter.py");
+    let adapter = StdioStore::spawn(&format!("{py} {script} {bug}"))
+        .unwrap_or_else(|e| panic!("{bug}: the variant does not start: {e}"));
+    let factory = FnFactory(|| {
+        let adapter = adapter.clone();
+        async move {
+            adapter.reset(&format!(
+                "judging.{}.",
+                loom_conformance::runner::fresh_run_id()
+            ))?;
+            let mut s = StdioStores::default();
+            match kit_of(bug) {
+                "durable-state-store" => s.state = Some(adapter.clone()),
+                _ => s.events = Some(adapter.clone()),
+            }
+            Ok(s)
+        }
+    });
+    explore(&factory, bug, opts)
+}
+
+fn campaign_finds_each_campaign_only_bug_within_the_budget(lang: Lang) {
     let opts = ExploreOptions {
         cases: Some(EXPLORE_BUDGET_CASES),
         time: None,
         seed: EXPLORE_SEED,
     };
     let mut missed = Vec::new();
-    for bug in campaign_only() {
+    let bugs = campaign_only(lang);
+    assert!(!bugs.is_empty(), "no campaign-only {lang:?} bug to check");
+    for bug in bugs {
         let name = bug.name;
-        let factory = FnFactory(move || async move { Ok::<_, String>(subject_for(name)) });
-        let outcome = explore(&factory, name, &opts);
+        let outcome = match lang {
+            Lang::Rust => {
+                let factory = FnFactory(move || async move { Ok::<_, String>(subject_for(name)) });
+                explore(&factory, name, &opts)
+            }
+            Lang::Python => python_campaign(name, &opts),
+        };
         match &outcome.divergence {
             Some(d) if d.rule == bug.rule => println!(
                 "{name}: found after {} cases ({} operations) at step {} of a {}-operation case: {}",
@@ -474,13 +514,22 @@ fn main() -> std::process::ExitCode {
             "faithful_python_variant_passes_the_event_store_kit",
             |_| faithful_python_variant_passes_the_event_store_kit(),
         ),
-        test(
-            "campaign_only_bugs_pass_every_kit",
-            campaign_only_bugs_pass_every_kit,
+        test("campaign_only_bugs_pass_every_kit", || {
+            campaign_only_bugs_pass_every_kit(Lang::Rust)
+        }),
+        needs(
+            Tool::Python3,
+            "campaign_only_bugs_pass_every_kit_in_python",
+            |_| campaign_only_bugs_pass_every_kit(Lang::Python),
         ),
         test(
             "campaign_finds_each_campaign_only_bug_within_the_budget",
-            campaign_finds_each_campaign_only_bug_within_the_budget,
+            || campaign_finds_each_campaign_only_bug_within_the_budget(Lang::Rust),
+        ),
+        needs(
+            Tool::Python3,
+            "campaign_finds_each_campaign_only_bug_within_the_budget_in_python",
+            |_| campaign_finds_each_campaign_only_bug_within_the_budget(Lang::Python),
         ),
         test(
             "campaign_passes_the_faithful_stores_within_the_budget",
