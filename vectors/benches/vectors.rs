@@ -5,7 +5,7 @@
 //! seed 0, against the faithful reference in-process and through the protocol.
 //! `cargo bench -p loom-vectors`.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use loom_vectors::runner::{run_set, InProcessKernel};
 use loom_vectors::set::{default_cases_dir, load_set};
 use loom_vectors::{KernelProcess, KernelProcessConfig};
@@ -50,6 +50,8 @@ fn fuzz_campaign(c: &mut Criterion) {
     };
     let mut group = c.benchmark_group("fuzz-1000-cases");
     group.sample_size(10);
+    // criterion's throughput line is then cases per second.
+    group.throughput(Throughput::Elements(FUZZ_CASES));
     group.bench_function("in-process", |b| {
         b.iter(|| {
             let mut k = InProcessKernel::default();
