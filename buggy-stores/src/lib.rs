@@ -227,6 +227,13 @@ pub const CATALOGUE: &[Bug] = &[
         "read-model-store",
         "the document limit is measured on pretty-printed JSON, so a document at the limit is refused",
     ),
+    rust(
+        "branch-version-ahead",
+        Boundary,
+        "SPI-01",
+        "branch-registry",
+        "the branch registry declares SPI 1.1.0, newer than the kernel's 1.0.0",
+    ),
     python(
         "batch-limit-inclusive",
         Boundary,

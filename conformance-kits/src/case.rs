@@ -281,6 +281,20 @@ pub fn check_capabilities<M: SpiMethod>(caps: &Capabilities<M>, kernel_version: 
     Ok(Outcome::Pass)
 }
 
+/// Checks the version a seam without optional methods declares (the dispatcher, the
+/// timer store, the branch registry: a bare `spiVersion`): it parses as semver, shares
+/// the major of the kernel's constant and is not newer (SPI-01, SPI-21).
+pub fn check_declared_version(what: &str, declared: &str, kernel_version: &str) -> Verdict {
+    let claimed = SemVer::parse(declared)
+        .map_err(|e| Failure(format!("{what} declares SPI version {declared:?}: {e}")))?;
+    let kernel = SemVer::parse(kernel_version).map_err(Failure)?;
+    ensure!(
+        claimed.major == kernel.major && claimed <= kernel,
+        "{what} declares SPI {claimed}; the kernel's is {kernel} (same major, not newer)"
+    );
+    Ok(Outcome::Pass)
+}
+
 /// Checks that a probe of an optional method agrees with the claim, both ways: a
 /// claimed method must not answer `unsupported`, an unclaimed one must (SPI-02).
 pub fn check_probe<T, M: SpiMethod>(

@@ -24,8 +24,14 @@ fn fork(child: &str, parent: &str, at: u64, chain: &[&str]) -> BranchRecord {
     }
 }
 
-/// Registered forks read back by id and list under their parent, ascending.
+/// The registry declares a well-formed version of its seam (SPI-01); registered forks
+/// read back by id and list under their parent, ascending.
 pub async fn gap_19_register_get_children<R: BranchRegistry>(registry: &R, cx: &Ctx) -> Verdict {
+    crate::case::check_declared_version(
+        "the branch registry",
+        &registry.spi_version(),
+        loom_kernel::versions::BRANCH_REGISTRY_SPI_VERSION,
+    )?;
     let b = fork(
         &cx.id("gap_19-b"),
         &cx.id("gap_19-root"),

@@ -41,11 +41,17 @@ async fn claimed<D: ExecutionDispatcher>(
     Ok(ok(d.claim(target, worker, now_ms).await, "claim")?.map(|l| l.package.execution_id))
 }
 
-/// Packages are claimed oldest first; a completed one is gone (PLACE-02).
+/// The dispatcher declares a well-formed version of its seam (SPI-01); packages are
+/// claimed oldest first; a completed one is gone (PLACE-02).
 pub async fn place_02_dispatch_claim_complete_is_fifo<D: ExecutionDispatcher>(
     d: &D,
     _cx: &Ctx,
 ) -> Verdict {
+    crate::case::check_declared_version(
+        "the dispatcher",
+        &d.spi_version(),
+        loom_kernel::versions::DISPATCHER_SPI_VERSION,
+    )?;
     ok(d.register_target("cpu").await, "register")?;
     let mut ids = Vec::new();
     for e in ["p02-e1", "p02-e2", "p02-e3"] {

@@ -7,7 +7,7 @@ use crate::case::{ensure, err_kind, ok, Ctx, Outcome, Verdict};
 crate::__kit_cases! {
     kit: TimerStoreKit, name: "timer-store", bound: TimerStore, fresh: true, claims: crate::case::no_claims,
     cases: [
-        ref_timers_schedule_is_idempotent_per_key => ["GAP-25"], "1.0.0", [];
+        ref_timers_schedule_is_idempotent_per_key => ["GAP-25", "SPI-01"], "1.0.0", [];
         ref_timers_due_ordered_by_wake_at_then_id => ["GAP-25"], "1.0.0", [];
         ref_timers_cancel_removes => ["GAP-25"], "1.0.0", [];
         ref_timers_due_limit_is_bounded => ["GAP-25"], "1.0.0", [];
@@ -24,11 +24,17 @@ fn timer(execution_id: &str, key: &str, wake_at_ms: i64) -> Timer {
     }
 }
 
-/// Scheduling the same `(execution, key)` again keeps the first deadline.
+/// The store declares a well-formed version of its seam (SPI-01); scheduling the same
+/// `(execution, key)` again keeps the first deadline.
 pub async fn ref_timers_schedule_is_idempotent_per_key<T: TimerStore>(
     store: &T,
     _cx: &Ctx,
 ) -> Verdict {
+    crate::case::check_declared_version(
+        "the timer store",
+        &store.spi_version(),
+        loom_kernel::spi::TIMER_STORE_SPI_VERSION,
+    )?;
     let first = ok(
         store.schedule(timer("t-idem", "wait", 100)).await,
         "schedule",
