@@ -187,6 +187,17 @@ def _():
     S.claim = claim
 
 
+@bug("expire-answers-latest-first")
+def _():
+    orig = S.expire_leases
+
+    def expire_leases(self, p):
+        # the bug: the re-queued ids are reported newest first (ORDER BY ... DESC in
+        # the reporting query), though they were re-queued in dispatch order
+        return sorted(orig(self, p), reverse=True)
+    S.expire_leases = expire_leases
+
+
 @bug("requeue-at-front")
 def _():
     def requeue(self, dispatch_id):

@@ -333,6 +333,20 @@ pub const CATALOGUE: &[Bug] = &[
         "durable-state-store",
         "a durable-state key re-created after delete starts again at version 1",
     ),
+    rust(
+        "expire-answers-nothing",
+        Ordering,
+        "PLACE-04",
+        "dispatcher",
+        "expireLeases re-queues the expired leases but answers an empty list",
+    ),
+    python(
+        "expire-answers-latest-first",
+        Ordering,
+        "PLACE-04",
+        "dispatcher",
+        "expireLeases answers the re-queued dispatch ids newest first, not ascending",
+    ),
     python(
         "list-sequences-text-order",
         Ordering,

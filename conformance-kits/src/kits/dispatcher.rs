@@ -360,8 +360,10 @@ pub async fn place_02_blocked_head_does_not_block_the_queue<D: ExecutionDispatch
 
 /// Expired leases re-enter the queue at the back, behind packages dispatched while
 /// they were leased, and several that expire together keep their dispatch order; the
-/// deadline is probed from both sides (live at `deadline - 1`, expired at `deadline`),
-/// and the old lease is lost once its package is claimed again (PLACE-04, PLACE-02).
+/// deadline is probed from both sides (live at `deadline - 1`, expired at `deadline`);
+/// `expireLeases` answers exactly the dispatch ids it re-queued, ascending, and nothing
+/// the second time; the old lease is lost once its package is claimed again (PLACE-04,
+/// PLACE-02).
 pub async fn place_04_expired_leases_requeue_in_order_behind_newer_packages<
     D: ExecutionDispatcher,
 >(
@@ -393,6 +395,18 @@ pub async fn place_04_expired_leases_requeue_in_order_behind_newer_packages<
         "expireLeases at deadline - 1 re-queued {none:?}"
     );
     let late = b.deadline_ms.max(a.deadline_ms);
+    let expired = ok(d.expire_leases(late).await, "expire at the deadline")?;
+    ensure!(
+        expired == [a.dispatch_id, b.dispatch_id],
+        "expireLeases at the later deadline answered {expired:?}, expected the two re-queued dispatches [{:?}, {:?}], ascending",
+        a.dispatch_id,
+        b.dispatch_id
+    );
+    let again = ok(d.expire_leases(late).await, "expire again")?;
+    ensure!(
+        again.is_empty(),
+        "a second expireLeases re-queued {again:?} again"
+    );
     let mut order = Vec::new();
     let mut leases = Vec::new();
     while let Some(l) = ok(d.claim("cpu", "w3", late).await, "claim")? {
