@@ -25,8 +25,10 @@ fn main() {
         });
     }
     let mut failing = 0;
+    let mut stats = loom_sim::SimStats::default();
     for seed in from..from + count {
         let out = run_seed(seed, &config);
+        stats.add(&out.stats);
         if std::env::var("LOOM_SIM_TWICE").is_ok() {
             let again = run_seed(seed, &config);
             let r = loom_sim::determinism_result(&out, &again);
@@ -47,4 +49,5 @@ fn main() {
         }
     }
     println!("{failing} of {count} seeds failed");
+    println!("{}", stats.counts());
 }

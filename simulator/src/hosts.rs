@@ -13,7 +13,7 @@ use loom_kernel::spi::{Clock, EventStore, ExecutionPackage};
 use loom_kernel::{fold, EventEnvelope};
 use serde_json::{json, Value};
 
-use crate::net::{LedgerEntry, SimClock, StoreClient, World, EPOCH_MS, GATE_PREFIX};
+use crate::net::{LedgerEntry, SimClock, StoreClient, World, EPOCH_MS, GATE_PREFIX, STORE_TIME};
 use crate::rng::Rng;
 use crate::{PlantedBug, Violation};
 
@@ -205,7 +205,7 @@ impl Effect for CountingEffect {
             step_id: call.step_id.to_owned(),
             input: call.input.clone(),
             output: output.clone(),
-            t_ms: SimClock.now_ms() - EPOCH_MS,
+            t_ms: STORE_TIME.now_ms() - EPOCH_MS,
         });
         // REPLAY-01: if the log this run started from already held STEP_COMPLETED for
         // the step, the run must have served it. The authoritative store is read
@@ -231,17 +231,19 @@ impl Effect for CountingEffect {
     }
 }
 
-/// A runtime over a fresh client, with every scenario's flow and the counting effect.
+/// A runtime over a fresh client, with every scenario's flow and the counting effect,
+/// reading the host clock `clock` (store time plus the host's offset).
 pub fn runtime(
     world: &Arc<World>,
     scenarios: &[Scenario],
     client: Arc<StoreClient>,
+    clock: SimClock,
 ) -> Runtime<StoreClient, SimClock, StoreClient> {
     let config = RuntimeConfig {
         fencing: true,
         ..RuntimeConfig::default()
     };
-    let mut rt = Runtime::new(client.clone(), SimClock, config).with_timers(client.clone());
+    let mut rt = Runtime::new(client.clone(), clock, config).with_timers(client.clone());
     for s in scenarios {
         // A flow that does not parse shows as UnknownFlow when it runs.
         if let Some(script) = &s.script {
@@ -284,7 +286,9 @@ pub async fn worker(
     // One client and one runtime per worker incarnation (a bounce builds new ones):
     // the client's per-run bookkeeping is cleared before each run instead.
     let client = Arc::new(StoreClient::new(&name).with_park_delay(faults.park_delay_ms));
-    let rt = runtime(&world, &scenarios, client.clone());
+    // The host's own clock: timestamps, wake times and "is this timer due" read it.
+    let clock = SimClock::skewed(world.skew_of(&name));
+    let rt = runtime(&world, &scenarios, client.clone(), clock);
     loop {
         tokio::time::sleep(Duration::from_millis(WORKER_POLL_MS)).await;
         client.begin_run();
@@ -293,7 +297,7 @@ pub async fn worker(
             Err(_) => continue,
         };
         let Some(lease) = lease else {
-            let _ = rt.fire_timers(SimClock.now_ms()).await;
+            let _ = rt.fire_timers(clock.now_ms()).await;
             continue;
         };
         let exec = lease.package.execution_id.clone();
@@ -326,7 +330,7 @@ pub async fn worker(
             Ok(Some(RunOutcome::Crashed { .. })) => {
                 world.book().injected_crashes += 1;
                 if zombie {
-                    zombie_probe(&name, &world, &client, &exec, faults.lease_ms).await;
+                    zombie_probe(&name, &world, &client, &exec, faults.lease_ms, clock).await;
                 }
                 // A crashed run leaves its lease to expire: the dispatcher re-queues
                 // it and any worker picks it up (resume is migration, PLACE-04).
@@ -392,7 +396,14 @@ async fn drive(
 /// The zombie: stalls past its lease, then keeps trying to append with its old fence
 /// token once a newer holder exists. A correct store refuses every such write
 /// (PLACE-05).
-async fn zombie_probe(name: &str, world: &World, client: &StoreClient, exec: &str, lease_ms: u64) {
+async fn zombie_probe(
+    name: &str,
+    world: &World,
+    client: &StoreClient,
+    exec: &str,
+    lease_ms: u64,
+    clock: SimClock,
+) {
     let Some(token) = client.fence_of(exec) else {
         return;
     };
@@ -413,7 +424,7 @@ async fn zombie_probe(name: &str, world: &World, client: &StoreClient, exec: &st
                     execution_id: exec.to_owned(),
                     event_type: "sim.zombie".into(),
                     sequence: seq,
-                    timestamp_ms: SimClock.now_ms(),
+                    timestamp_ms: clock.now_ms(),
                     payload: json!({ "zombie": name, "fence": token }),
                     metadata: None,
                 };
@@ -461,7 +472,8 @@ pub async fn client(
     let mut last_answer: Vec<Option<String>> = vec![None; scenarios.len()];
     loop {
         tokio::time::sleep(Duration::from_millis(CLIENT_POLL_MS)).await;
-        let elapsed = (SimClock.now_ms() - EPOCH_MS) as u64;
+        // The deadline is the harness's, on store time, not the client's clock.
+        let elapsed = (STORE_TIME.now_ms() - EPOCH_MS) as u64;
         if elapsed >= deadline_ms {
             return Ok(());
         }
@@ -497,7 +509,7 @@ pub async fn client(
                 hostile(&world, &scenarios, name, &s.execution_id, request).await;
             }
             let c = Arc::new(StoreClient::new(name));
-            let rt = runtime(&world, &scenarios, c);
+            let rt = runtime(&world, &scenarios, c, SimClock::skewed(world.skew_of(name)));
             if rt
                 .resume(
                     &s.execution_id,
@@ -526,7 +538,12 @@ async fn hostile(
     request: ResumeRequest,
 ) {
     let c = Arc::new(StoreClient::new(name));
-    let rt = runtime(world, scenarios, c.clone());
+    let rt = runtime(
+        world,
+        scenarios,
+        c.clone(),
+        SimClock::skewed(world.skew_of(name)),
+    );
     let kind = request.event_type.clone();
     if let Err(RuntimeError::Ingress(e)) = rt.resume(exec, request).await {
         world.book().hostile_refused += 1;

@@ -33,6 +33,7 @@ mod net;
 pub mod rng;
 pub mod store;
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,6 +69,12 @@ pub const PARTITION_MS_MAX: u64 = 3_000;
 pub const TICK_MS: u64 = 2;
 /// How long a store restart keeps the store unreachable, simulated milliseconds.
 pub const STORE_DOWN_MS: u64 = 150;
+/// Largest clock offset a host draws, ahead of or behind store time, in milliseconds.
+/// Below the planted early timer store's 5 s (`EARLY_TIMER_MS`), so a timer store firing 5 s early is still early on
+/// every host's clock.
+pub const CLOCK_SKEW_MS_MAX: u64 = 1_000;
+/// Chance (per mille) that a worker or the client runs on a skewed clock.
+pub const CLOCK_SKEW_PER_MILLE: u64 = 500;
 /// Most threads a sweep runs seeds on.
 pub const JOBS_MAX: usize = 64;
 /// Slack between the client's deadline and turmoil's hard simulation limit.
@@ -247,6 +254,11 @@ pub struct SimStats {
     pub due_before_park: u64,
     /// Executions that completed.
     pub completed: u64,
+    /// Hosts whose clock was skewed from store time.
+    pub skewed_hosts: u64,
+    /// `TIMER_FIRED` appends that landed before `wakeAt` in store time but not on the
+    /// firing host's (fast) clock: skew reached the timers.
+    pub skew_early_fires: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -268,6 +280,24 @@ struct Setup {
     hostile_per_mille: u64,
     latency_ms: (u64, u64),
     schedule: Vec<(u64, Fault)>,
+    /// Clock offset per skewed host (`worker-<i>`, `client`), ms from store time.
+    clock_skew_ms: BTreeMap<String, i64>,
+}
+
+/// Draws each worker's and the client's clock offset (half of them skewed, ahead or
+/// behind by up to [`CLOCK_SKEW_MS_MAX`]) from a stream of its own, so the rest of a
+/// seed's draw is what it was before skew existed. The dispatcher's sweeper reads no
+/// clock (lease deadlines are the dispatcher's, on store time), so it draws none.
+fn draw_skew(seed: u64, workers: usize) -> BTreeMap<String, i64> {
+    let mut rng = Rng::derive(seed, 3);
+    let mut out = BTreeMap::new();
+    for host in (0..workers).map(worker_name).chain(["client".to_owned()]) {
+        if rng.chance(CLOCK_SKEW_PER_MILLE) {
+            let ms = rng.range(1, CLOCK_SKEW_MS_MAX) as i64;
+            out.insert(host, if rng.chance(500) { ms } else { -ms });
+        }
+    }
+    out
 }
 
 fn draw(seed: u64, config: &SimConfig) -> Setup {
@@ -328,6 +358,7 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
         hostile_per_mille,
         latency_ms,
         schedule,
+        clock_skew_ms: draw_skew(seed, workers),
     }
 }
 
@@ -339,6 +370,7 @@ fn schedule_json(seed: u64, setup: &Setup) -> Value {
         "zombiePerMille": setup.faults.zombie_per_mille,
         "hostilePerMille": setup.hostile_per_mille,
         "latencyMs": [setup.latency_ms.0, setup.latency_ms.1],
+        "clockSkewMs": setup.clock_skew_ms,
         "faults": setup.schedule.iter().map(|(at, f)| match f {
             Fault::Bounce(w) => json!({ "at": at, "bounce": worker_name(*w) }),
             Fault::Partition(w, d) => json!({ "at": at, "partition": worker_name(*w), "ms": d }),
@@ -419,6 +451,23 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
         schedule.push((at, fault));
     }
     schedule.sort_by_key(|(at, _)| *at);
+    // Absent in schedule files written before skew existed: every clock reads store time.
+    let mut clock_skew_ms = BTreeMap::new();
+    if let Some(skews) = v.get("clockSkewMs") {
+        let skews = skews
+            .as_object()
+            .ok_or("schedule: `clockSkewMs` maps a host to its offset in ms")?;
+        for (host, ms) in skews {
+            let ms = ms.as_i64().ok_or_else(|| {
+                format!("schedule: the clock offset of `{host}` is not an integer")
+            })?;
+            let host = match host.as_str() {
+                "client" => host.clone(),
+                w => worker_name(worker_of(w)?),
+            };
+            clock_skew_ms.insert(host, ms);
+        }
+    }
     let flows = v
         .get("flows")
         .and_then(Value::as_array)
@@ -441,6 +490,7 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
         hostile_per_mille: num("hostilePerMille")?,
         latency_ms: latency,
         schedule,
+        clock_skew_ms,
     })
 }
 
@@ -580,6 +630,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         dispatcher,
         book: Mutex::new(Book::default()),
         bug: config.bug,
+        clock_skew_ms: setup.clock_skew_ms.clone(),
     });
     let scenarios = Arc::new(setup.scenarios.clone());
     let faults_on = Arc::new(AtomicBool::new(true));
@@ -787,6 +838,8 @@ fn finish(
             simulated_ms: 0,
             lease_takeovers: book.lease_takeovers,
             due_before_park: book.due_before_park,
+            skewed_hosts: setup.clock_skew_ms.values().filter(|ms| **ms != 0).count() as u64,
+            skew_early_fires: book.skew_early_fires,
             completed: logs
                 .iter()
                 .filter(|(_, l)| l.iter().any(|e| e.event_type == "EXECUTION_COMPLETED"))
@@ -911,12 +964,14 @@ impl SimStats {
         self.due_before_park += other.due_before_park;
         self.simulated_ms += other.simulated_ms;
         self.lease_takeovers += other.lease_takeovers;
+        self.skewed_hosts += other.skewed_hosts;
+        self.skew_early_fires += other.skew_early_fires;
     }
 
     /// The fault and coverage counts as `name=count` pairs, for a summary line.
     pub fn counts(&self) -> String {
         format!(
-            "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} effect-calls={} completed={}",
+            "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -927,6 +982,8 @@ impl SimStats {
             self.answers,
             self.due_before_park,
             self.lease_takeovers,
+            self.skewed_hosts,
+            self.skew_early_fires,
             self.effect_calls,
             self.completed
         )

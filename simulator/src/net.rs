@@ -52,15 +52,32 @@ pub const GATE_PREFIX: &str = "gate";
 /// Epoch the simulated clock starts at (2026-01-01T00:00:00Z), so timestamps look real.
 pub const EPOCH_MS: i64 = 1_767_225_600_000;
 
-/// The runtime's injected clock: turmoil's simulated elapsed time since the start.
+/// The runtime's injected clock: turmoil's simulated elapsed time since the start,
+/// plus the reading host's clock offset. The store host (and the harness) read it with
+/// offset 0: that is "store time", what the invariants judge by.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SimClock;
+pub struct SimClock {
+    /// How far this host's clock is ahead of store time (negative: behind), ms.
+    pub offset_ms: i64,
+}
+
+/// Store time: the clock the store host, the dispatcher's leases and the harness read.
+pub const STORE_TIME: SimClock = SimClock { offset_ms: 0 };
+
+impl SimClock {
+    /// A host clock `offset_ms` ahead of store time (behind when negative).
+    pub fn skewed(offset_ms: i64) -> SimClock {
+        SimClock { offset_ms }
+    }
+}
 
 impl Clock for SimClock {
     fn now_ms(&self) -> i64 {
         // Outside a simulation (never in practice) the clock reads the epoch.
         let ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis());
-        EPOCH_MS.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX - EPOCH_MS))
+        EPOCH_MS
+            .saturating_add(i64::try_from(ms).unwrap_or(i64::MAX - EPOCH_MS))
+            .saturating_add(self.offset_ms)
     }
 }
 
@@ -78,6 +95,8 @@ pub struct World {
     pub book: Mutex<Book>,
     /// A bug planted on purpose, to prove the invariants catch it.
     pub bug: Option<PlantedBug>,
+    /// Each skewed host's clock offset from store time, ms (absent: 0).
+    pub clock_skew_ms: BTreeMap<String, i64>,
 }
 
 /// Bookkeeping the server and the hosts write.
@@ -119,6 +138,10 @@ pub struct Book {
     pub timer_fires: u64,
     /// Resumes the client sent, by (execution, gate): the answer (PLACE-04 evidence).
     pub answers_sent: u64,
+    /// `TIMER_FIRED` appends that landed before the park's `wakeAt` in store time but
+    /// not on the firing host's clock (a host ahead of the store): allowed, and the
+    /// evidence that clock skew reached the timers.
+    pub skew_early_fires: u64,
 }
 
 /// One real effect invocation.
@@ -193,6 +216,11 @@ impl World {
         }
         *self.events_cell.lock().unwrap_or_else(|p| p.into_inner()) =
             Arc::new(SimStore::Memory(fresh));
+    }
+
+    /// The clock offset of `host` from store time, ms.
+    pub fn skew_of(&self, host: &str) -> i64 {
+        self.clock_skew_ms.get(host).copied().unwrap_or(0)
     }
 
     /// Locks the bookkeeping; a poisoned lock still holds usable data.
@@ -309,7 +337,7 @@ async fn handle(world: Arc<World>, stream: TcpStream) -> std::io::Result<()> {
 async fn dispatch(world: &World, req: &Value) -> Result<Value, StoreError> {
     let op = req["op"].as_str().unwrap_or("");
     let from = req["from"].as_str().unwrap_or("?");
-    let now = SimClock.now_ms();
+    let now = STORE_TIME.now_ms();
     let result = execute(world, op, req, now).await;
     // The trace names the operation, its caller and its result; payloads are left out
     // (they are in the final logs) to keep the trace small.
@@ -549,7 +577,11 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
         }
         _ => presented,
     };
-    let now = SimClock.now_ms();
+    let now = STORE_TIME.now_ms();
+    // The firing host's clock at the moment the store takes the append: a timer is due
+    // on the clock of the host that fires it (REPLAY-11: the wake time is in the log,
+    // the host's clock decides when it is reached).
+    let firer_now = now.saturating_add(world.skew_of(req["from"].as_str().unwrap_or("")));
     let park_wake = if events.iter().any(|e| e.event_type == "TIMER_FIRED") {
         let log = world.events().read(&exec).await.unwrap_or_default();
         loom_kernel::fold(&log)
@@ -581,14 +613,20 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
         for (seq, kind, envelope) in stored {
             if kind == "TIMER_FIRED" {
                 book.timer_fires += 1;
-                // REPLAY-10: a timer fires at its wakeAt, never before.
-                if let Some(wake) = park_wake.filter(|w| now < *w) {
+                // REPLAY-10: a timer fires at its wakeAt, never before, on the clock of
+                // the host that fires it. With no skew that is store time; a host ahead
+                // of the store fires up to its offset early in store time, never more.
+                if park_wake.is_some_and(|w| now < w && firer_now >= w) {
+                    book.skew_early_fires += 1;
+                }
+                if let Some(wake) = park_wake.filter(|w| firer_now < *w) {
                     book.violations.push(Violation {
                         rule: "REPLAY-10".into(),
                         message: format!(
-                            "TIMER_FIRED landed at {} ms, {} ms before the park's wakeAt ({} ms)",
+                            "TIMER_FIRED landed at {} ms store time ({} ms on the firing host's clock), {} ms before the park's wakeAt ({} ms)",
                             now - EPOCH_MS,
-                            wake - now,
+                            firer_now - EPOCH_MS,
+                            wake - firer_now,
                             wake - EPOCH_MS
                         ),
                         execution_id: Some(exec.clone()),

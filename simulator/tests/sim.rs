@@ -358,3 +358,108 @@ fn place_05_replay_01_scenario_two_recoverers_racing() {
     let out = scenario("two-recoverers-racing");
     assert!(out.stats.lease_takeovers > 0, "{:?}", out.stats);
 }
+
+/// A schedule with explicit clock offsets: every worker's clock `ahead_ms` ahead of
+/// store time (behind when negative), the client's on store time, no faults, and flows
+/// that sleep.
+fn skewed_schedule(ahead_ms: i64) -> serde_json::Value {
+    let mut schedule = run_seed(3, &SimConfig::default()).schedule;
+    let workers = schedule["workers"].as_u64().unwrap();
+    let skews: serde_json::Map<String, serde_json::Value> = (0..workers)
+        .map(|w| (format!("worker-{w}"), serde_json::json!(ahead_ms)))
+        .collect();
+    schedule["clockSkewMs"] = serde_json::Value::Object(skews);
+    schedule["faults"] = serde_json::json!([]);
+    schedule["flows"] = serde_json::json!((0..4)
+        .map(
+            |i| serde_json::json!({ "flowId": format!("flow-{i}"), "body": [
+                { "op": "run", "stepId": "s0", "toolId": "work", "input": { "i": i } },
+                { "op": "sleep", "ms": 200 + 100 * i, "on": "nap" },
+                { "op": "complete", "output": { "done": i } }
+            ]})
+        )
+        .collect::<Vec<_>>());
+    schedule
+}
+
+/// Clock skew per host (REPLAY-10, REPLAY-11): a worker's clock decides when a timer is
+/// due, so workers ahead of the store fire timers early in store time, never early on
+/// their own clock, and every execution still ends with the crash-free result; the
+/// offsets are in the schedule file and a replay reproduces them.
+#[test]
+fn replay_10_replay_11_skewed_worker_clocks_fire_on_their_own_clock() {
+    let ahead = loom_sim::replay(&skewed_schedule(800), &SimConfig::default()).unwrap();
+    assert!(ahead.violations.is_empty(), "{:#?}", ahead.violations);
+    assert!(ahead.stats.skew_early_fires > 0, "{:?}", ahead.stats);
+    assert_eq!(ahead.stats.completed, 4, "{:?}", ahead.stats);
+    let behind = loom_sim::replay(&skewed_schedule(-800), &SimConfig::default()).unwrap();
+    assert!(behind.violations.is_empty(), "{:#?}", behind.violations);
+    assert_eq!(behind.stats.skew_early_fires, 0, "{:?}", behind.stats);
+    let none = loom_sim::replay(&skewed_schedule(0), &SimConfig::default()).unwrap();
+    assert_eq!(none.stats.skewed_hosts, 0);
+    assert_ne!(
+        loom_sim::trace_digest(&ahead),
+        loom_sim::trace_digest(&none),
+        "the offsets in the schedule are used"
+    );
+    let again = loom_sim::replay(&ahead.schedule, &SimConfig::default()).unwrap();
+    assert_eq!(
+        ahead.schedule["clockSkewMs"],
+        skewed_schedule(800)["clockSkewMs"]
+    );
+    assert_eq!(
+        loom_sim::trace_digest(&ahead),
+        loom_sim::trace_digest(&again)
+    );
+}
+
+/// The CI seeds draw skewed clocks (the coverage counters say so) and still pass:
+/// skew is on in every sweep, not only in the named test above.
+#[test]
+fn replay_10_ci_seeds_run_on_skewed_clocks() {
+    let mut total = loom_sim::SimStats::default();
+    for out in sweep(0..8, None, &SimConfig::default()) {
+        assert!(
+            out.violations.is_empty(),
+            "seed {}: {:#?}",
+            out.seed,
+            out.violations
+        );
+        assert!(out.schedule["clockSkewMs"].is_object());
+        total.add(&out.stats);
+    }
+    assert!(total.skewed_hosts > 0, "{total:?}");
+    assert!(total.skew_early_fires > 0, "{total:?}");
+}
+
+/// docs/simulator.md states the simulator's limits in words; they must be the constants.
+#[test]
+fn docs_state_the_simulator_limits() {
+    let doc = std::fs::read_to_string(format!(
+        "{}/../docs/simulator.md",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("docs/simulator.md");
+    // Compare with line breaks as spaces: the docs are wrapped by hand.
+    let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    let claims = [
+        (
+            "1 ms to 1 s (`CLOCK_SKEW_MS_MAX`)",
+            loom_sim::CLOCK_SKEW_MS_MAX == 1_000,
+        ),
+        (
+            "1 in 2 (`CLOCK_SKEW_PER_MILLE`)",
+            loom_sim::CLOCK_SKEW_PER_MILLE == 500,
+        ),
+    ];
+    for (text, holds) in claims {
+        assert!(
+            doc.contains(text),
+            "docs/simulator.md no longer says `{text}`"
+        );
+        assert!(
+            holds,
+            "docs/simulator.md says `{text}`; the constant differs"
+        );
+    }
+}
