@@ -75,6 +75,33 @@ pub const STORE_DOWN_MS: u64 = 150;
 pub const CLOCK_SKEW_MS_MAX: u64 = 1_000;
 /// Chance (per mille) that a worker or the client runs on a skewed clock.
 pub const CLOCK_SKEW_PER_MILLE: u64 = 500;
+/// Highest message-loss rate a link between the store and another host draws, per
+/// mille of messages (turmoil's `fail_rate`: a lost message drops what is in flight on
+/// the link, so the call it belonged to times out).
+pub const LOSS_PER_MILLE_MAX: u64 = 20;
+/// Chance (per mille) that a link between the store and another host is lossy.
+pub const LOSSY_LINK_PER_MILLE: u64 = 500;
+/// Most latency spikes a seed schedules.
+pub const SPIKES_MAX: u64 = 4;
+/// Highest latency a spike sets on its link, simulated milliseconds per message.
+pub const SPIKE_LATENCY_MS_MAX: u64 = 700;
+/// Most extra partitions of the client or the dispatcher's sweeper from the store.
+pub const HOST_PARTITIONS_MAX: u64 = 2;
+/// Chance (per mille) that swarm testing switches one fault kind off for a seed.
+pub const SWARM_OFF_PER_MILLE: u64 = 250;
+/// The fault kinds swarm testing switches on and off, as schedule files name them.
+pub const FAULT_KINDS: [&str; 10] = [
+    "crash",
+    "zombie",
+    "hostile",
+    "bounce",
+    "partition",
+    "cut",
+    "restart",
+    "loss",
+    "spike",
+    "skew",
+];
 /// Most threads a sweep runs seeds on.
 pub const JOBS_MAX: usize = 64;
 /// Slack between the client's deadline and turmoil's hard simulation limit.
@@ -259,17 +286,42 @@ pub struct SimStats {
     /// `TIMER_FIRED` appends that landed before `wakeAt` in store time but not on the
     /// firing host's (fast) clock: skew reached the timers.
     pub skew_early_fires: u64,
+    /// Latency spikes applied.
+    pub spikes: u64,
+    /// Links that lost messages in the safety phase.
+    pub lossy_links: u64,
+    /// Store calls that timed out (lost requests or answers, partitions, spikes).
+    pub calls_timed_out: u64,
+    /// Seeds that ran with each fault kind of [`FAULT_KINDS`] switched off (swarm).
+    pub swarm_off: [u64; FAULT_KINDS.len()],
 }
 
 #[derive(Debug, Clone)]
 enum Fault {
     Bounce(usize),
-    Partition(usize, u64),
+    /// The host (a worker, the client or the dispatcher's sweeper) and the store cannot
+    /// reach each other for a while.
+    Partition(String, u64),
     /// Messages from the first host to the second are lost for a while (the other way
     /// still works): a cut from the store to a caller loses acknowledgements of
     /// requests that took effect.
     OneWay(String, String, u64),
     StoreRestart,
+    /// Every message between the store and the host takes this many ms, for a while.
+    Spike(String, u64, u64),
+}
+
+impl Fault {
+    /// The swarm kind of the fault, one of [`FAULT_KINDS`].
+    fn kind(&self) -> &'static str {
+        match self {
+            Fault::Bounce(_) => "bounce",
+            Fault::Partition(..) => "partition",
+            Fault::OneWay(..) => "cut",
+            Fault::StoreRestart => "restart",
+            Fault::Spike(..) => "spike",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -282,6 +334,92 @@ struct Setup {
     schedule: Vec<(u64, Fault)>,
     /// Clock offset per skewed host (`worker-<i>`, `client`), ms from store time.
     clock_skew_ms: BTreeMap<String, i64>,
+    /// Message-loss rate per mille on the link between the store and each lossy host,
+    /// in the safety phase.
+    loss_per_mille: BTreeMap<String, u64>,
+    /// Fault kinds switched off for this seed (swarm testing), in [`FAULT_KINDS`] order.
+    swarm_off: Vec<&'static str>,
+}
+
+/// The hosts other than the store: each talks to the store only (the dispatcher's
+/// queue, the timers and the event log live there), so these are the links that carry
+/// messages.
+fn peers(workers: usize) -> impl Iterator<Item = String> {
+    (0..workers)
+        .map(worker_name)
+        .chain(["client".to_owned(), "dispatcher".to_owned()])
+}
+
+/// Draws the network's faults from a stream of their own (so the rest of a seed's draw
+/// is what it was before they existed): a loss rate per link, latency spikes, and
+/// partitions of the client and the dispatcher's sweeper from the store.
+fn draw_network(
+    seed: u64,
+    config: &SimConfig,
+    workers: usize,
+) -> (BTreeMap<String, u64>, Vec<(u64, Fault)>) {
+    let mut rng = Rng::derive(seed, 4);
+    let mut loss = BTreeMap::new();
+    for host in peers(workers) {
+        if rng.chance(LOSSY_LINK_PER_MILLE) {
+            loss.insert(host, rng.range(1, LOSS_PER_MILLE_MAX));
+        }
+    }
+    let hosts: Vec<String> = peers(workers).collect();
+    let pick =
+        |rng: &mut Rng, from: &[String]| from[rng.range(0, from.len() as u64 - 1) as usize].clone();
+    let mut faults = Vec::new();
+    for _ in 0..rng.range(0, SPIKES_MAX) {
+        let at = rng.range(0, config.safety_ms.saturating_sub(1));
+        let host = pick(&mut rng, &hosts);
+        let latency = rng.range(50, SPIKE_LATENCY_MS_MAX);
+        faults.push((
+            at,
+            Fault::Spike(host, latency, rng.range(100, PARTITION_MS_MAX)),
+        ));
+    }
+    let others = ["client".to_owned(), "dispatcher".to_owned()];
+    for _ in 0..rng.range(0, HOST_PARTITIONS_MAX) {
+        let at = rng.range(0, config.safety_ms.saturating_sub(1));
+        let host = pick(&mut rng, &others);
+        faults.push((at, Fault::Partition(host, rng.range(100, PARTITION_MS_MAX))));
+    }
+    (loss, faults)
+}
+
+/// Swarm testing: each fault kind is switched off for the seed with a chance of
+/// [`SWARM_OFF_PER_MILLE`], from a stream of its own, so rare interleavings of the
+/// kinds left on get room.
+fn draw_swarm(seed: u64) -> Vec<&'static str> {
+    let mut rng = Rng::derive(seed, 5);
+    FAULT_KINDS
+        .into_iter()
+        .filter(|_| rng.chance(SWARM_OFF_PER_MILLE))
+        .collect()
+}
+
+/// Switches off the kinds in `setup.swarm_off`: their rates become 0 and their
+/// faults leave the schedule. Idempotent, so a schedule file (already switched) can
+/// be read back through it.
+fn apply_swarm(setup: &mut Setup) {
+    let off = setup.swarm_off.clone();
+    let is_off = |k: &str| off.contains(&k);
+    if is_off("crash") {
+        setup.faults.crash_per_mille = 0;
+    }
+    if is_off("zombie") {
+        setup.faults.zombie_per_mille = 0;
+    }
+    if is_off("hostile") {
+        setup.hostile_per_mille = 0;
+    }
+    if is_off("loss") {
+        setup.loss_per_mille.clear();
+    }
+    if is_off("skew") {
+        setup.clock_skew_ms.clear();
+    }
+    setup.schedule.retain(|(_, f)| !is_off(f.kind()));
 }
 
 /// Draws each worker's and the client's clock offset (half of them skewed, ahead or
@@ -332,7 +470,7 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
         let w = rng.range(0, workers as u64 - 1) as usize;
         let fault = match rng.range(0, 11) {
             0..=2 => Fault::Bounce(w),
-            3..=6 => Fault::Partition(w, rng.range(100, PARTITION_MS_MAX)),
+            3..=6 => Fault::Partition(worker_name(w), rng.range(100, PARTITION_MS_MAX)),
             7 | 8 => {
                 let other = match rng.range(0, 2) {
                     0 => worker_name(w),
@@ -350,8 +488,10 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
         };
         schedule.push((at, fault));
     }
+    let (loss_per_mille, network) = draw_network(seed, config, workers);
+    schedule.extend(network);
     schedule.sort_by_key(|(at, _)| *at);
-    Setup {
+    let mut setup = Setup {
         workers,
         scenarios,
         faults,
@@ -359,7 +499,11 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
         latency_ms,
         schedule,
         clock_skew_ms: draw_skew(seed, workers),
-    }
+        loss_per_mille,
+        swarm_off: draw_swarm(seed),
+    };
+    apply_swarm(&mut setup);
+    setup
 }
 
 fn schedule_json(seed: u64, setup: &Setup) -> Value {
@@ -371,11 +515,14 @@ fn schedule_json(seed: u64, setup: &Setup) -> Value {
         "hostilePerMille": setup.hostile_per_mille,
         "latencyMs": [setup.latency_ms.0, setup.latency_ms.1],
         "clockSkewMs": setup.clock_skew_ms,
+        "lossPerMille": setup.loss_per_mille,
+        "swarmOff": setup.swarm_off,
         "faults": setup.schedule.iter().map(|(at, f)| match f {
             Fault::Bounce(w) => json!({ "at": at, "bounce": worker_name(*w) }),
-            Fault::Partition(w, d) => json!({ "at": at, "partition": worker_name(*w), "ms": d }),
+            Fault::Partition(h, d) => json!({ "at": at, "partition": h, "ms": d }),
             Fault::OneWay(from, to, d) => json!({ "at": at, "cut": [from, to], "ms": d }),
             Fault::StoreRestart => json!({ "at": at, "restart": STORE_HOST }),
+            Fault::Spike(h, latency, d) => json!({ "at": at, "spike": h, "latencyMs": latency, "ms": d }),
         }).collect::<Vec<_>>(),
         "flows": setup.scenarios.iter().map(|s| s.flow.clone()).collect::<Vec<_>>(),
     })
@@ -408,6 +555,13 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
             .filter(|w| *w < workers)
             .ok_or_else(|| format!("schedule: no worker `{name}` among {workers}"))
     };
+    // A host that talks to the store: a worker, the client or the dispatcher's sweeper.
+    let peer_of = |name: &str| -> Result<String, String> {
+        match name {
+            "client" | "dispatcher" => Ok(name.to_owned()),
+            w => worker_of(w).map(worker_name),
+        }
+    };
     let mut schedule = Vec::new();
     for f in v
         .get("faults")
@@ -426,7 +580,7 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
                 .get("ms")
                 .and_then(Value::as_u64)
                 .ok_or("schedule: a partition needs `ms`")?;
-            Fault::Partition(worker_of(w)?, ms)
+            Fault::Partition(peer_of(w)?, ms)
         } else if let Some(cut) = f.get("cut").and_then(Value::as_array) {
             let host = |i: usize| -> Result<String, String> {
                 let h = cut
@@ -445,6 +599,13 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
             Fault::OneWay(host(0)?, host(1)?, ms)
         } else if f.get("restart").is_some() {
             Fault::StoreRestart
+        } else if let Some(h) = f.get("spike").and_then(Value::as_str) {
+            let ms = |k: &str| {
+                f.get(k)
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| format!("schedule: a spike needs `{k}`"))
+            };
+            Fault::Spike(peer_of(h)?, ms("latencyMs")?, ms("ms")?)
         } else {
             return Err(format!("schedule: unknown fault {f}"));
         };
@@ -468,6 +629,32 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
             clock_skew_ms.insert(host, ms);
         }
     }
+    let mut loss_per_mille = BTreeMap::new();
+    if let Some(loss) = v.get("lossPerMille") {
+        let loss = loss
+            .as_object()
+            .ok_or("schedule: `lossPerMille` maps a host to its link's loss rate")?;
+        for (host, rate) in loss {
+            let rate = rate
+                .as_u64()
+                .filter(|r| *r <= 1000)
+                .ok_or_else(|| format!("schedule: the loss rate of `{host}` is not 0..=1000"))?;
+            loss_per_mille.insert(peer_of(host)?, rate);
+        }
+    }
+    let mut swarm_off = Vec::new();
+    for kind in v
+        .get("swarmOff")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let kind = FAULT_KINDS
+            .into_iter()
+            .find(|k| Some(*k) == kind.as_str())
+            .ok_or_else(|| format!("schedule: unknown fault kind {kind} in `swarmOff`"))?;
+        swarm_off.push(kind);
+    }
     let flows = v
         .get("flows")
         .and_then(Value::as_array)
@@ -478,7 +665,7 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
         .enumerate()
         .map(|(i, flow)| Scenario::new(format!("exec-{i}"), flow.clone(), json!({ "n": i })))
         .collect();
-    Ok(Setup {
+    let mut setup = Setup {
         workers,
         scenarios,
         faults: WorkerFaults {
@@ -491,7 +678,11 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
         latency_ms: latency,
         schedule,
         clock_skew_ms,
-    })
+        loss_per_mille,
+        swarm_off,
+    };
+    apply_swarm(&mut setup);
+    Ok(setup)
 }
 
 /// Runs a schedule file (as `write_artifacts` writes it, shrunk or not) under `config`
@@ -553,6 +744,25 @@ pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
             i += 1;
         }
     }
+    // Then the lossy links and the skewed clocks, one at a time.
+    for field in ["lossPerMille", "clockSkewMs"] {
+        let hosts: Vec<String> = best[field]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        for host in hosts {
+            if runs >= SHRINK_RUNS_MAX {
+                break;
+            }
+            let mut candidate = best.clone();
+            if let Some(m) = candidate[field].as_object_mut() {
+                m.remove(&host);
+            }
+            if still_fails(&candidate, &mut runs) {
+                best = candidate;
+            }
+        }
+    }
     // Then executions, from the last.
     let mut i = best["flows"].as_array().map_or(0, Vec::len);
     while i > 0 && runs < SHRINK_RUNS_MAX {
@@ -583,6 +793,11 @@ pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
         };
         let mut candidate = best.clone();
         candidate["workers"] = json!(workers - 1);
+        for field in ["lossPerMille", "clockSkewMs"] {
+            if let Some(m) = candidate[field].as_object_mut() {
+                m.remove(&gone);
+            }
+        }
         let kept: Vec<Value> = best["faults"]
             .as_array()
             .cloned()
@@ -591,6 +806,7 @@ pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
             .filter(|f| {
                 f.get("bounce").and_then(Value::as_str) != Some(gone.as_str())
                     && f.get("partition").and_then(Value::as_str) != Some(gone.as_str())
+                    && f.get("spike").and_then(Value::as_str) != Some(gone.as_str())
                     && !on_gone(f)
             })
             .collect();
@@ -615,6 +831,7 @@ pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
 
 /// Runs a setup with the per-host randomness of `seed`.
 fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
+    net::take_calls_timed_out();
     let schedule = schedule_json(seed, &setup);
     let store = match SimStore::open(&config.store, seed) {
         Ok(s) => s,
@@ -686,7 +903,13 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     // (when, from, to, one way): links to heal.
     let mut repairs: Vec<(u64, String, String, bool)> = Vec::new();
     let mut sim_error = None;
-    let (mut bounces, mut partitions) = (0, 0);
+    let (mut bounces, mut partitions, mut spikes) = (0, 0, 0);
+    // (when it ends, host): latency spikes to undo.
+    let mut spikes_on: Vec<(u64, String)> = Vec::new();
+    // Lossy links from the start of the safety phase (the hosts exist by now).
+    for (host, rate) in &setup.loss_per_mille {
+        sim.set_link_fail_rate(host.as_str(), STORE_HOST, *rate as f64 / 1000.0);
+    }
     loop {
         let now = sim.elapsed().as_millis() as u64;
         while pending.last().is_some_and(|(at, _)| *at <= now) {
@@ -696,10 +919,19 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                         sim.bounce(worker_name(w));
                         bounces += 1;
                     }
-                    Fault::Partition(w, d) => {
-                        sim.partition(worker_name(w), STORE_HOST);
-                        repairs.push((at + d, worker_name(w), STORE_HOST.to_owned(), false));
+                    Fault::Partition(ref h, d) => {
+                        sim.partition(h.as_str(), STORE_HOST);
+                        repairs.push((at + d, h.clone(), STORE_HOST.to_owned(), false));
                         partitions += 1;
+                    }
+                    Fault::Spike(ref h, latency, d) => {
+                        sim.set_link_latency(
+                            h.as_str(),
+                            STORE_HOST,
+                            Duration::from_millis(latency),
+                        );
+                        spikes_on.push((at + d, h.clone()));
+                        spikes += 1;
                     }
                     Fault::OneWay(ref from, ref to, d) => {
                         sim.partition_oneway(from.as_str(), to.as_str());
@@ -740,8 +972,27 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                 true
             }
         });
+        spikes_on.retain(|(at, host)| {
+            if *at <= now || now >= config.safety_ms {
+                // Back to the seed's latency range: min and max as the builder set them.
+                let (lo, hi) = setup.latency_ms;
+                sim.set_link_latency(host.as_str(), STORE_HOST, Duration::from_millis(lo));
+                sim.set_link_max_message_latency(
+                    host.as_str(),
+                    STORE_HOST,
+                    Duration::from_millis(hi),
+                );
+                false
+            } else {
+                true
+            }
+        });
         if now >= config.safety_ms && faults_on.load(Ordering::SeqCst) {
             faults_on.store(false, Ordering::SeqCst);
+            // The liveness phase has a healthy network: no more lost messages.
+            for host in setup.loss_per_mille.keys() {
+                sim.set_link_fail_rate(host.as_str(), STORE_HOST, 0.0);
+            }
             world.trace(json!({ "t": now, "phase": "liveness" }));
         }
         match sim.step() {
@@ -758,6 +1009,8 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     let mut outcome = finish(seed, config, &world, &setup, schedule, sim_error);
     outcome.stats.bounces = bounces;
     outcome.stats.partitions = partitions;
+    outcome.stats.spikes = spikes;
+    outcome.stats.calls_timed_out = net::take_calls_timed_out();
     outcome.stats.simulated_ms = simulated_ms;
     outcome
 }
@@ -840,6 +1093,12 @@ fn finish(
             due_before_park: book.due_before_park,
             skewed_hosts: setup.clock_skew_ms.values().filter(|ms| **ms != 0).count() as u64,
             skew_early_fires: book.skew_early_fires,
+            spikes: 0,
+            calls_timed_out: 0,
+            lossy_links: setup.loss_per_mille.values().filter(|r| **r > 0).count() as u64,
+            swarm_off: std::array::from_fn(|i| {
+                u64::from(setup.swarm_off.contains(&FAULT_KINDS[i]))
+            }),
             completed: logs
                 .iter()
                 .filter(|(_, l)| l.iter().any(|e| e.event_type == "EXECUTION_COMPLETED"))
@@ -966,10 +1225,32 @@ impl SimStats {
         self.lease_takeovers += other.lease_takeovers;
         self.skewed_hosts += other.skewed_hosts;
         self.skew_early_fires += other.skew_early_fires;
+        self.spikes += other.spikes;
+        self.lossy_links += other.lossy_links;
+        self.calls_timed_out += other.calls_timed_out;
+        for (mine, theirs) in self.swarm_off.iter_mut().zip(other.swarm_off) {
+            *mine += theirs;
+        }
     }
 
     /// The fault and coverage counts as `name=count` pairs, for a summary line.
     pub fn counts(&self) -> String {
+        let off: Vec<String> = FAULT_KINDS
+            .iter()
+            .zip(self.swarm_off)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        format!(
+            "{} spikes={} lossy-links={} calls-timed-out={}; seeds with a kind off (swarm): {}",
+            self.fault_counts(),
+            self.spikes,
+            self.lossy_links,
+            self.calls_timed_out,
+            off.join(" ")
+        )
+    }
+
+    fn fault_counts(&self) -> String {
         format!(
             "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={}",
             self.injected_crashes,

@@ -669,6 +669,19 @@ async fn blind_append(
     serde_json::to_value(ack).map_err(|e| backend(e.to_string()))
 }
 
+thread_local! {
+    /// Store calls that timed out on this thread's current seed (a lost request or
+    /// answer, a partition, a spike past the timeout). A seed runs on one thread from
+    /// start to end, so the count is the seed's; [`take_calls_timed_out`] resets it.
+    static CALLS_TIMED_OUT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The store calls that timed out on this thread since the last call, and resets the
+/// count (coverage: evidence that lost messages reached the callers).
+pub fn take_calls_timed_out() -> u64 {
+    CALLS_TIMED_OUT.with(|c| c.replace(0))
+}
+
 /// A store client for one host and one run: every call is one simulated TCP request
 /// wrapped in a simulated-time timeout.
 pub struct StoreClient {
@@ -759,7 +772,10 @@ impl StoreClient {
         };
         let answer =
             match tokio::time::timeout(Duration::from_millis(CALL_TIMEOUT_MS), exchange).await {
-                Err(_) => return Err(backend(format!("{op}: timed out"))),
+                Err(_) => {
+                    CALLS_TIMED_OUT.with(|c| c.set(c.get() + 1));
+                    return Err(backend(format!("{op}: timed out")));
+                }
                 Ok(Err(e)) => return Err(backend(format!("{op}: {e}"))),
                 Ok(Ok(a)) => a,
             };

@@ -369,6 +369,8 @@ fn skewed_schedule(ahead_ms: i64) -> serde_json::Value {
         .map(|w| (format!("worker-{w}"), serde_json::json!(ahead_ms)))
         .collect();
     schedule["clockSkewMs"] = serde_json::Value::Object(skews);
+    schedule["swarmOff"] = serde_json::json!([]);
+    schedule["lossPerMille"] = serde_json::json!({});
     schedule["faults"] = serde_json::json!([]);
     schedule["flows"] = serde_json::json!((0..4)
         .map(
@@ -452,7 +454,37 @@ fn docs_state_the_simulator_limits() {
             loom_sim::CLOCK_SKEW_PER_MILLE == 500,
         ),
     ];
-    for (text, holds) in claims {
+    let kinds = loom_sim::FAULT_KINDS
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let kinds = format!("(`FAULT_KINDS`): {kinds}.");
+    let more = [
+        (
+            "1 in 2 (`LOSSY_LINK_PER_MILLE`)",
+            loom_sim::LOSSY_LINK_PER_MILLE == 500,
+        ),
+        (
+            "1 to 20 per mille of its messages (`LOSS_PER_MILLE_MAX`",
+            loom_sim::LOSS_PER_MILLE_MAX == 20,
+        ),
+        ("up to 4 (`SPIKES_MAX`)", loom_sim::SPIKES_MAX == 4),
+        (
+            "50–700 ms (`SPIKE_LATENCY_MS_MAX`)",
+            loom_sim::SPIKE_LATENCY_MS_MAX == 700,
+        ),
+        (
+            "up to 2 (`HOST_PARTITIONS_MAX`)",
+            loom_sim::HOST_PARTITIONS_MAX == 2,
+        ),
+        (
+            "1 in 4 (`SWARM_OFF_PER_MILLE`)",
+            loom_sim::SWARM_OFF_PER_MILLE == 250,
+        ),
+        (kinds.as_str(), true),
+    ];
+    for (text, holds) in claims.into_iter().chain(more) {
         assert!(
             doc.contains(text),
             "docs/simulator.md no longer says `{text}`"
@@ -462,4 +494,106 @@ fn docs_state_the_simulator_limits() {
             "docs/simulator.md says `{text}`; the constant differs"
         );
     }
+}
+
+/// Lossy links, latency spikes and partitions of every host that talks to the store
+/// (workers, the client, the dispatcher's sweeper) in one schedule file: calls time
+/// out, yet every invariant holds and every execution ends once the network heals
+/// (PLACE-04, SPI-23, REPLAY-10).
+#[test]
+fn place_04_spi_23_lossy_links_spikes_and_any_host_partitions() {
+    let mut schedule = run_seed(5, &SimConfig::default()).schedule;
+    let workers = schedule["workers"].as_u64().unwrap();
+    let mut hosts: Vec<String> = (0..workers).map(|w| format!("worker-{w}")).collect();
+    hosts.extend(["client".to_owned(), "dispatcher".to_owned()]);
+    schedule["swarmOff"] = serde_json::json!([]);
+    schedule["faults"] = serde_json::json!([
+        { "at": 300, "partition": "client", "ms": 900 },
+        { "at": 1500, "partition": "dispatcher", "ms": 1200 },
+        { "at": 2000, "spike": "worker-0", "latencyMs": 600, "ms": 1500 },
+        { "at": 2500, "spike": "client", "latencyMs": 300, "ms": 1000 },
+    ]);
+    let calm = {
+        let mut s = schedule.clone();
+        s["lossPerMille"] = serde_json::json!({});
+        s["faults"] = serde_json::json!([]);
+        loom_sim::replay(&s, &SimConfig::default()).unwrap()
+    };
+    schedule["lossPerMille"] = hosts
+        .iter()
+        .map(|h| (h.clone(), serde_json::json!(loom_sim::LOSS_PER_MILLE_MAX)))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    let stormy = loom_sim::replay(&schedule, &SimConfig::default()).unwrap();
+    assert!(stormy.violations.is_empty(), "{:#?}", stormy.violations);
+    assert_eq!(
+        stormy.stats.completed, calm.stats.completed,
+        "{:?}",
+        stormy.stats
+    );
+    assert_eq!(stormy.stats.spikes, 2);
+    assert_eq!(stormy.stats.partitions, 2);
+    assert_eq!(stormy.stats.lossy_links, hosts.len() as u64);
+    assert!(
+        stormy.stats.calls_timed_out > calm.stats.calls_timed_out,
+        "lost messages must cost calls: {:?} vs {:?}",
+        stormy.stats,
+        calm.stats
+    );
+    let again = loom_sim::replay(&stormy.schedule, &SimConfig::default()).unwrap();
+    assert_eq!(
+        loom_sim::trace_digest(&stormy),
+        loom_sim::trace_digest(&again)
+    );
+}
+
+/// Swarm testing: each CI seed switches whole fault kinds off, records which in its
+/// schedule, and a kind switched off does not happen in that seed; across the CI range
+/// every kind is off somewhere and on somewhere.
+#[test]
+fn conf_05_swarm_switches_whole_fault_kinds_off_per_seed() {
+    let mut off_somewhere = std::collections::BTreeSet::new();
+    for out in sweep(0..20, None, &stormy()) {
+        let off: Vec<&str> = out.schedule["swarmOff"]
+            .as_array()
+            .expect("swarmOff is recorded")
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect();
+        let faults = out.schedule["faults"].as_array().unwrap();
+        let has = |key: &str| faults.iter().any(|f| f.get(key).is_some());
+        for kind in &off {
+            off_somewhere.insert(kind.to_string());
+            let absent = match *kind {
+                "crash" => out.stats.injected_crashes == 0,
+                "zombie" => out.stats.zombie_refused == 0,
+                "hostile" => out.stats.hostile_refused == 0,
+                "bounce" => out.stats.bounces == 0 && !has("bounce"),
+                "partition" => !has("partition"),
+                "cut" => !has("cut"),
+                "restart" => out.stats.store_restarts == 0,
+                "loss" => out.stats.lossy_links == 0,
+                "spike" => out.stats.spikes == 0,
+                "skew" => out.stats.skewed_hosts == 0,
+                k => panic!("unknown kind {k}"),
+            };
+            assert!(
+                absent,
+                "seed {}: {kind} is off but happened: {:?}",
+                out.seed, out.stats
+            );
+        }
+        let i = |k: &str| loom_sim::FAULT_KINDS.iter().position(|x| *x == k).unwrap();
+        for kind in loom_sim::FAULT_KINDS {
+            assert_eq!(out.stats.swarm_off[i(kind)], u64::from(off.contains(&kind)));
+        }
+    }
+    let all: std::collections::BTreeSet<String> = loom_sim::FAULT_KINDS
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    assert_eq!(
+        off_somewhere, all,
+        "every kind is switched off in some CI seed"
+    );
 }
