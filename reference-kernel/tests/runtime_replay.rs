@@ -496,3 +496,102 @@ fn replay_17_park_is_durable_before_control_returns() {
     );
     assert!(s.variables.get(keys::INPUT).is_some());
 }
+
+/// A store whose appends take time, and whose later requests overtake earlier ones (a
+/// network): an append of sequence `s` stays pending for `OVERTAKE_POLLS - s` polls,
+/// so of two appends in flight at once the one with the higher sequence reaches the
+/// store first.
+struct Overtaking {
+    inner: std::sync::Arc<loom_stores::MemoryEventStore>,
+}
+
+/// Polls the first append waits in [`Overtaking`]; later sequences wait less.
+const OVERTAKE_POLLS: u64 = 16;
+
+struct Polls(u64);
+
+impl std::future::Future for Polls {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 == 0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 -= 1;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+impl loom_kernel::spi::EventStore for Overtaking {
+    fn capabilities(&self) -> loom_kernel::spi::EventStoreCapabilities {
+        self.inner.capabilities()
+    }
+
+    async fn append(
+        &self,
+        execution_id: &str,
+        expected_next: u64,
+        events: Vec<loom_kernel::EventEnvelope>,
+        fence: Option<loom_kernel::spi::FenceToken>,
+    ) -> Result<loom_kernel::spi::AppendAck, loom_kernel::spi::StoreError> {
+        Polls(OVERTAKE_POLLS.saturating_sub(expected_next)).await;
+        self.inner
+            .append(execution_id, expected_next, events, fence)
+            .await
+    }
+
+    async fn read(
+        &self,
+        execution_id: &str,
+    ) -> Result<Vec<loom_kernel::EventEnvelope>, loom_kernel::spi::StoreError> {
+        self.inner.read(execution_id).await
+    }
+
+    async fn list_executions(&self) -> Result<Vec<String>, loom_kernel::spi::StoreError> {
+        self.inner.list_executions().await
+    }
+}
+
+/// Regression for a runtime bug the deploy simulator found with `parallel` flows: the
+/// branches are polled in turn, and each branch's append was sent as soon as it was
+/// reached, so with a store whose append waits on I/O two branches had appends in
+/// flight at once (sequences n and n+1). When n+1 reached the store first it was
+/// refused as a conflict and the run failed; every recovery failed the same way, so the
+/// execution never finished (PLACE-04). A run now has one append in flight at a time.
+/// Fails without the append turn in `Interp::append`.
+#[test]
+fn place_04_parallel_branches_append_one_at_a_time_on_a_store_that_waits() {
+    use std::sync::Arc;
+    let body = json!([
+        run_step("a"),
+        {"op": "parallel", "branches": [
+            [run_step("b0"), emit("app.note", json!({"b": 0})), run_step("c0")],
+            [run_step("b1"), emit("app.note", json!({"b": 1}))],
+            [run_step("b2")]
+        ]},
+        {"op": "complete", "output": {"b1": {"$ref": "steps.b1.output"}}}
+    ]);
+    let store = Arc::new(loom_stores::MemoryEventStore::new());
+    let mut rt = loom_kernel::runtime::Runtime::new(
+        Arc::new(Overtaking {
+            inner: store.clone(),
+        }),
+        loom_kernel::spi::ManualClock::new(T0),
+        loom_kernel::runtime::RuntimeConfig::default(),
+    );
+    rt.register_flow_json(&flow("f", body)).unwrap();
+    let outcome = block_on(rt.start("e", "f", json!({"n": 1})));
+    assert!(
+        matches!(outcome, Ok(RunOutcome::Completed { .. })),
+        "{outcome:?}"
+    );
+    let log = block_on(loom_kernel::spi::EventStore::read(store.as_ref(), "e")).unwrap();
+    for (i, e) in log.iter().enumerate() {
+        assert_eq!(e.sequence, i as u64, "gapless (SPI-23)");
+    }
+    assert_eq!(count(&log, "STEP_COMPLETED"), 5);
+    assert_eq!(count(&log, "app.note"), 2);
+}

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use serde_json::{json, Map, Value};
 
@@ -125,6 +125,10 @@ pub(crate) struct RunState {
     /// A snapshot that fell due inside `parallel`, written once the branches are done
     /// so that a store that makes the write wait cannot reorder the branches' appends.
     pending_snapshot: Option<(ExecutionState, u64)>,
+    /// An append is in flight: `parallel` branches take turns, one append at a time.
+    appending: bool,
+    /// Branches waiting for their turn to append.
+    append_waiters: Vec<Waker>,
 }
 
 /// What the log says about messages: the sequence at which each wait was first
@@ -283,6 +287,8 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                 mail_taken: BTreeMap::new(),
                 snapshot_at: None,
                 pending_snapshot: None,
+                appending: false,
+                append_waiters: Vec::new(),
             }),
         }
     }
@@ -379,6 +385,12 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
         payload: Value,
         metadata: Option<Map<String, Value>>,
     ) -> Result<u64, Stop> {
+        // One append in flight per run: `parallel` branches are polled in turn, and
+        // with a store whose append really waits (a network round trip) a second
+        // branch would otherwise send sequence n+1 while n is in flight; a store that
+        // receives them out of order refuses one (a conflict), and the run fails
+        // every time it is re-driven. Found by the deploy simulator (PLACE-04).
+        let _turn = AppendTurn { interp: self }.await;
         let env = {
             let mut st = self.st();
             let sequence = st.next_seq;
@@ -1390,6 +1402,45 @@ fn kernel_meta() -> Map<String, Value> {
 }
 
 /// Yields once: the cooperative scheduler's tick.
+/// Waits until no other branch of the run has an append in flight, then holds the
+/// turn until the returned guard is dropped (also when the branch is dropped mid-append,
+/// as an aborting `parallel` join does).
+struct AppendTurn<'i, 'a, S, C, T> {
+    interp: &'i Interp<'a, S, C, T>,
+}
+
+/// Holds a run's append turn; dropping it hands the turn on.
+struct AppendTurnGuard<'i> {
+    st: &'i Mutex<RunState>,
+}
+
+impl Drop for AppendTurnGuard<'_> {
+    fn drop(&mut self) {
+        let waiters = {
+            let mut st = self.st.lock().unwrap_or_else(|p| p.into_inner());
+            st.appending = false;
+            std::mem::take(&mut st.append_waiters)
+        };
+        for w in waiters {
+            w.wake();
+        }
+    }
+}
+
+impl<'i, S, C, T> Future for AppendTurn<'i, '_, S, C, T> {
+    type Output = AppendTurnGuard<'i>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let st_lock = &self.interp.st;
+        let mut st = st_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if st.appending {
+            st.append_waiters.push(cx.waker().clone());
+            return Poll::Pending;
+        }
+        st.appending = true;
+        Poll::Ready(AppendTurnGuard { st: st_lock })
+    }
+}
+
 struct YieldNow(bool);
 
 impl Future for YieldNow {
