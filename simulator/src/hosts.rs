@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use loom_kernel::ingress::ResumeRequest;
 use loom_kernel::runtime::{
-    block_on, Effect, EffectCall, EffectOutcome, EffectResult, FaultPlan, FlowScript, RunOutcome,
-    Runtime, RuntimeConfig, RuntimeError,
+    block_on, CrashPoint, Effect, EffectCall, EffectOutcome, EffectResult, FaultPlan, FlowScript,
+    RunOutcome, Runtime, RuntimeConfig, RuntimeError,
 };
 use loom_kernel::spi::{Clock, EventStore, ExecutionPackage};
 use loom_kernel::{fold, EventEnvelope};
@@ -190,16 +190,48 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
     )
 }
 
+/// Every crash point the runtime defines, as the coverage counters name them: the
+/// injected `FaultPlan` crash after the n-th append of a run (`after-append-<n>`), and
+/// the three points of an effect call (the flow-script `crash` modifiers).
+pub const CRASH_POINTS: [&str; 4] = [
+    "after-append-n",
+    "before-effect",
+    "after-effect-before-append",
+    "after-append",
+];
+
+/// The effect-call crash point a worker arms for its next effect call (consumed by it).
+pub type CrashArm = Arc<Mutex<Option<CrashPoint>>>;
+
+/// The index in [`CRASH_POINTS`] of a crashed run's `point`.
+pub fn crash_point_index(point: &str) -> Option<usize> {
+    if point.starts_with("after-append-") {
+        return Some(0);
+    }
+    CRASH_POINTS.iter().position(|p| *p == point)
+}
+
 /// The effect every step runs: it counts invocations per (execution, step) and checks
-/// REPLAY-01 at the moment it is invoked.
+/// REPLAY-01 at the moment it is invoked. A crash point armed by the worker stops the
+/// run at that point of this call: `before-effect` before anything is invoked (no
+/// ledger entry), the two others after the invocation.
 pub struct CountingEffect {
     world: Arc<World>,
     client: Arc<StoreClient>,
+    crash: CrashArm,
 }
 
 impl Effect for CountingEffect {
     fn call(&self, call: &EffectCall<'_>) -> EffectResult {
+        let crash = self.crash.lock().unwrap_or_else(|p| p.into_inner()).take();
         let output = effect_output(call.execution_id, call.step_id, call.input);
+        if crash == Some(CrashPoint::BeforeEffect) {
+            // The worker dies before the effect runs: nothing was invoked.
+            return EffectResult {
+                crash,
+                ..EffectResult::of(EffectOutcome::Value(output))
+            };
+        }
         self.world.book().ledger.push(LedgerEntry {
             execution_id: call.execution_id.to_owned(),
             step_id: call.step_id.to_owned(),
@@ -227,7 +259,10 @@ impl Effect for CountingEffect {
                 event_index: Some(done.sequence),
             });
         }
-        EffectResult::of(EffectOutcome::Value(output))
+        EffectResult {
+            crash,
+            ..EffectResult::of(EffectOutcome::Value(output))
+        }
     }
 }
 
@@ -238,6 +273,17 @@ pub fn runtime(
     scenarios: &[Scenario],
     client: Arc<StoreClient>,
     clock: SimClock,
+) -> Runtime<StoreClient, SimClock, StoreClient> {
+    runtime_armed(world, scenarios, client, clock, CrashArm::default())
+}
+
+/// [`runtime`] whose counting effect crashes at the point armed in `crash`.
+pub fn runtime_armed(
+    world: &Arc<World>,
+    scenarios: &[Scenario],
+    client: Arc<StoreClient>,
+    clock: SimClock,
+    crash: CrashArm,
 ) -> Runtime<StoreClient, SimClock, StoreClient> {
     let config = RuntimeConfig {
         fencing: true,
@@ -255,6 +301,7 @@ pub fn runtime(
         CountingEffect {
             world: world.clone(),
             client,
+            crash,
         },
     );
     rt
@@ -288,7 +335,8 @@ pub async fn worker(
     let client = Arc::new(StoreClient::new(&name).with_park_delay(faults.park_delay_ms));
     // The host's own clock: timestamps, wake times and "is this timer due" read it.
     let clock = SimClock::skewed(world.skew_of(&name));
-    let rt = runtime(&world, &scenarios, client.clone(), clock);
+    let arm = CrashArm::default();
+    let rt = runtime_armed(&world, &scenarios, client.clone(), clock, arm.clone());
     loop {
         tokio::time::sleep(Duration::from_millis(WORKER_POLL_MS)).await;
         client.begin_run();
@@ -305,30 +353,48 @@ pub async fn worker(
             let _ = client.complete(&lease).await;
             continue;
         };
-        let (crash, zombie) = {
+        let (crash, point, zombie) = {
             let mut r = rng.lock().unwrap_or_else(|p| p.into_inner());
             let crash = faults_on.load(Ordering::SeqCst) && r.chance(faults.crash_per_mille);
             let after = r.range(1, 6);
             let zombie = crash && r.chance(faults.zombie_per_mille);
-            (crash.then_some(after), zombie)
+            // Which crash point (CRASH_POINTS): after the n-th append, or one of the
+            // three points of the run's first effect call.
+            let point = r.range(0, CRASH_POINTS.len() as u64 - 1);
+            (crash.then_some(after), point, zombie)
         };
-        if let Some(after) = crash {
-            rt.inject_fault(FaultPlan {
+        match (crash, point) {
+            (None, _) => {}
+            (Some(after), 0) => rt.inject_fault(FaultPlan {
                 crash_after_appends: after,
-            });
+            }),
+            (Some(_), p) => {
+                *arm.lock().unwrap_or_else(|p| p.into_inner()) = Some(match p {
+                    1 => CrashPoint::BeforeEffect,
+                    2 => CrashPoint::AfterEffectBeforeAppend,
+                    _ => CrashPoint::AfterAppend,
+                });
+            }
         }
         let outcome = drive(&world, &rt, &client, scenario, &lease.package).await;
         if crash.is_some() {
             // The runtime lives across runs: an injected crash that no run consumed
-            // (the execution was parked or ended) must not fall on a later run.
-            // A plan that never fires replaces it; the next run consumes that.
+            // (the execution was parked or ended, or no effect ran) must not fall on
+            // a later run. A plan that never fires replaces it; the next run consumes
+            // that. An armed effect crash is disarmed.
             rt.inject_fault(FaultPlan {
                 crash_after_appends: u64::MAX,
             });
+            arm.lock().unwrap_or_else(|p| p.into_inner()).take();
         }
         match outcome {
-            Ok(Some(RunOutcome::Crashed { .. })) => {
-                world.book().injected_crashes += 1;
+            Ok(Some(RunOutcome::Crashed { point })) => {
+                let mut book = world.book();
+                book.injected_crashes += 1;
+                if let Some(i) = crash_point_index(&point) {
+                    book.crash_points[i] += 1;
+                }
+                drop(book);
                 if zombie {
                     zombie_probe(&name, &world, &client, &exec, faults.lease_ms, clock).await;
                 }
@@ -376,6 +442,7 @@ async fn drive(
             let effect = CountingEffect {
                 world: world.clone(),
                 client: Arc::new(StoreClient::new("buggy-runtime")),
+                crash: CrashArm::default(),
             };
             effect
                 .client

@@ -47,6 +47,7 @@ use loom_stores::memory::{MemoryDispatcher, MemoryTimerStore};
 use serde_json::{json, Value};
 
 pub use check::RULES;
+pub use hosts::CRASH_POINTS;
 use hosts::{Scenario, WorkerFaults};
 use net::{Book, World, STORE_HOST, TARGET};
 use rng::Rng;
@@ -260,8 +261,13 @@ pub struct SimStats {
     pub hostile_refused: u64,
     /// Runs that stopped at an injected crash point.
     pub injected_crashes: u64,
+    /// Those runs by crash point, in [`CRASH_POINTS`] order.
+    pub crash_points: [u64; CRASH_POINTS.len()],
     /// Effect invocations in total (the effect ledger's length).
     pub effect_calls: u64,
+    /// Invocations of a step that had been invoked before (at least once: a crash
+    /// after the effect and before its outcome was appended, a lost append).
+    pub effect_reruns: u64,
     /// Store restarts (the store host bounced; committed data survives).
     pub store_restarts: u64,
     /// Partitions applied.
@@ -1082,7 +1088,15 @@ fn finish(
             zombie_refused: book.zombie_refused,
             hostile_refused: book.hostile_refused,
             injected_crashes: book.injected_crashes,
+            crash_points: book.crash_points,
             effect_calls: book.ledger.len() as u64,
+            effect_reruns: {
+                let mut seen = std::collections::BTreeSet::new();
+                book.ledger
+                    .iter()
+                    .filter(|l| !seen.insert((&l.execution_id, &l.step_id)))
+                    .count() as u64
+            },
             store_restarts: book.store_restarts,
             partitions: 0,
             bounces: 0,
@@ -1213,7 +1227,11 @@ impl SimStats {
         self.zombie_refused += other.zombie_refused;
         self.hostile_refused += other.hostile_refused;
         self.injected_crashes += other.injected_crashes;
+        for (mine, theirs) in self.crash_points.iter_mut().zip(other.crash_points) {
+            *mine += theirs;
+        }
         self.effect_calls += other.effect_calls;
+        self.effect_reruns += other.effect_reruns;
         self.completed += other.completed;
         self.store_restarts += other.store_restarts;
         self.partitions += other.partitions;
@@ -1240,12 +1258,19 @@ impl SimStats {
             .zip(self.swarm_off)
             .map(|(k, n)| format!("{k}={n}"))
             .collect();
+        let points: Vec<String> = CRASH_POINTS
+            .iter()
+            .zip(self.crash_points)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
         format!(
-            "{} spikes={} lossy-links={} calls-timed-out={}; seeds with a kind off (swarm): {}",
+            "{} effect-reruns={} spikes={} lossy-links={} calls-timed-out={}; crashes by point: {}; seeds with a kind off (swarm): {}",
             self.fault_counts(),
+            self.effect_reruns,
             self.spikes,
             self.lossy_links,
             self.calls_timed_out,
+            points.join(" "),
             off.join(" ")
         )
     }

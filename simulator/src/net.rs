@@ -116,6 +116,8 @@ pub struct Book {
     pub hostile_refused: u64,
     /// Runs that stopped at an injected crash point.
     pub injected_crashes: u64,
+    /// Those runs by crash point, in `hosts::CRASH_POINTS` order.
+    pub crash_points: [u64; crate::hosts::CRASH_POINTS.len()],
     /// The effect ledger: every real invocation, outside the simulation's stores.
     pub ledger: Vec<LedgerEntry>,
     /// The lease each execution was last handed, until it is completed (PLACE-02).

@@ -597,3 +597,32 @@ fn conf_05_swarm_switches_whole_fault_kinds_off_per_seed() {
         "every kind is switched off in some CI seed"
     );
 }
+
+/// Crashes at every crash point the runtime defines: the injected crash after the n-th
+/// append (`FaultPlan`) and the three points of an effect call (`before-effect`,
+/// `after-effect-before-append`, `after-append`). The CI seeds reach each of them, a
+/// crash between the effect and its append re-runs the step (at least once), and every
+/// invariant holds (REPLAY-01: a step whose completion was logged never runs again;
+/// PLACE-04: the result is the crash-free one).
+#[test]
+fn replay_01_place_04_ci_seeds_crash_at_every_crash_point() {
+    let mut total = loom_sim::SimStats::default();
+    for out in sweep(0..20, None, &stormy()) {
+        assert!(
+            out.violations.is_empty(),
+            "seed {}: {:#?}",
+            out.seed,
+            out.violations
+        );
+        total.add(&out.stats);
+    }
+    for (point, n) in loom_sim::CRASH_POINTS.iter().zip(total.crash_points) {
+        assert!(n > 0, "no CI seed crashed at {point}: {total:?}");
+    }
+    assert_eq!(
+        total.crash_points.iter().sum::<u64>(),
+        total.injected_crashes,
+        "every crash is counted at its point"
+    );
+    assert!(total.effect_reruns > 0, "{total:?}");
+}
