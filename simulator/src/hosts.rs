@@ -389,12 +389,13 @@ pub async fn worker(
         }
         match outcome {
             Ok(Some(RunOutcome::Crashed { point })) => {
-                let mut book = world.book();
-                book.injected_crashes += 1;
-                if let Some(i) = crash_point_index(&point) {
-                    book.crash_points[i] += 1;
+                {
+                    let mut book = world.book();
+                    book.injected_crashes += 1;
+                    if let Some(i) = crash_point_index(&point) {
+                        book.crash_points[i] += 1;
+                    }
                 }
-                drop(book);
                 if zombie {
                     zombie_probe(&name, &world, &client, &exec, faults.lease_ms, clock).await;
                 }
