@@ -638,3 +638,72 @@ fn snap_11_resume<P: SnapshotStore + 'static>(
     let calls = (rt.step_calls("a"), rt.step_calls("b"), rt.step_calls("c"));
     (out, canonical_log(store.as_ref(), "e"), calls)
 }
+
+/// The mixed-fleet seam (`Runtime::folding_at`): a runtime folding as a 1.25 node folds
+/// the frames it settles with their `input` kept and labels its snapshots 1.25.0
+/// (SNAP-11's stray input, really written); a current node restores that snapshot
+/// (normalized, SNAP-10) and finishes the execution; a 1.25 node refuses a 1.26.0
+/// snapshot as newer than itself and folds the whole log instead (SNAP-05). Every run
+/// writes the same log as a single-version fleet.
+#[test]
+fn snap_11_a_runtime_folding_at_an_older_minor_writes_and_refuses_as_that_node() {
+    let v25 = FoldVersion::from_minor(25).unwrap();
+    let flow = json!({"flowId": "flow",
+        "effects": {"a": {"outcomes": [{"value": {"r": 1}}]}},
+        "body": [
+            {"op": "run", "stepId": "a", "input": {"x": 1}},
+            rt::suspend("g"),
+            rt::run_step("c"),
+            rt::suspend("h"),
+            {"op": "complete", "output": {"$ref": "steps.a.output"}}]});
+    let run = |versions: [Option<FoldVersion>; 3]| {
+        let store = Arc::new(MemoryEventStore::new());
+        let snaps = Arc::new(MemorySnapshotStore::new());
+        let clock = TickClock::at(10);
+        let node = |v: Option<FoldVersion>| {
+            let mut rt = Runtime::new(
+                Arc::clone(&store),
+                Arc::clone(&clock),
+                RuntimeConfig::default(),
+            )
+            .with_snapshots(Arc::clone(&snaps), SnapshotPolicy::default());
+            if let Some(v) = v {
+                rt = rt.folding_at(v);
+            }
+            rt.register_flow_json(&flow).unwrap();
+            rt
+        };
+        let first = node(versions[0]);
+        block_on(first.start("e", "flow", json!({"n": 1}))).unwrap();
+        let parked = block_on(snaps.load_latest("e")).unwrap().unwrap();
+        let second = node(versions[1]);
+        block_on(second.resume("e", ResumeRequest::new("g", json!(1)))).unwrap();
+        let third = node(versions[2]);
+        let out = block_on(third.resume("e", ResumeRequest::new("h", json!(2)))).unwrap();
+        let refused = [&first, &second, &third]
+            .iter()
+            .flat_map(|r| r.diagnostics())
+            .filter(|d| d.rule == "SNAP-05")
+            .map(|d| d.message)
+            .collect::<Vec<_>>();
+        (out, canonical_log(store.as_ref(), "e"), parked, refused)
+    };
+    let (want_out, want_log, current_snap, none) = run([None, None, None]);
+    assert!(none.is_empty(), "{none:?}");
+    assert_eq!(current_snap.schema_version, "1.26.0");
+    assert!(current_snap.state["frames"]["a"].get("input").is_none());
+    // A rolling upgrade: 1.25 node, then current nodes.
+    let (out, log, old_snap, refused) = run([Some(v25), None, None]);
+    assert_eq!(old_snap.schema_version, "1.25.0");
+    assert_eq!(old_snap.state["frames"]["a"]["input"], json!({"x": 1}));
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!((out, log), (want_out.clone(), want_log.clone()));
+    // A rollback: current node, then a 1.25 node that cannot read the 1.26 snapshot.
+    let (out, log, _, refused) = run([None, Some(v25), None]);
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains("newer than this node's 1.25.0"),
+        "{refused:?}"
+    );
+    assert_eq!((out, log), (want_out, want_log));
+}

@@ -23,8 +23,8 @@ use super::script::{CrashPoint, DeciderSpec, EmitSpec, FlowScript, Ref, RefRoot,
 use super::{DivergenceMode, RunOutcome, Runtime, RuntimeError};
 use crate::envelope::EventEnvelope;
 use crate::fold::{
-    fold_owned, get_decision, is_known_event_type, keys, ExecutionState, FrameStatus,
-    DIVERGED_GATE, INDOUBT_GATE, RESERVED_DECISION_PREFIX,
+    get_decision, is_known_event_type, keys, ExecutionState, FrameStatus, DIVERGED_GATE,
+    INDOUBT_GATE, RESERVED_DECISION_PREFIX,
 };
 use crate::ingress::{validate_user_emit, verdict_decision_id, EmitSource};
 use crate::limits::TYPED_FAILURE_PAYLOAD_BYTES_MAX;
@@ -419,7 +419,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
         let snapshot = {
             let mut st = self.st();
             let state = std::mem::take(&mut st.state);
-            st.state = fold_owned(state, std::iter::once(env));
+            st.state = self.rt.fold_with(state, std::iter::once(env));
             st.appended += 1;
             if st.crash_after == Some(st.appended) {
                 return Err(Stop::Crash(format!("after-append-{}", st.appended)));

@@ -56,7 +56,7 @@ pub use verify::{verify_flow, Finding, Wiring};
 pub use wave2::{continuation_id, Delivery, Release};
 
 use crate::envelope::EventEnvelope;
-use crate::fold::{fold, keys, ExecutionState};
+use crate::fold::{keys, ExecutionState, FoldVersion};
 use crate::ingress::{
     self, ExecutionAuthorizer, GateConfig, IngressError, NewEvent, ResumeAuthenticator, ResumePath,
     ResumeRequest,
@@ -281,6 +281,9 @@ pub struct Runtime<S, C, T = NoTimerStore> {
     spy: Mutex<Spy>,
     fault: Mutex<Option<FaultPlan>>,
     snapshots: Option<snapshots::Snapshots>,
+    /// The schema minor whose fold this runtime reproduces (mixed fleets); current
+    /// unless [`Runtime::folding_at`] says otherwise.
+    fold_version: FoldVersion,
 }
 
 /// What firing one due timer found.
@@ -395,6 +398,7 @@ impl<S: EventStore, C: Clock> Runtime<S, C, NoTimerStore> {
             spy: Mutex::new(Spy::default()),
             fault: Mutex::new(None),
             snapshots: None,
+            fold_version: FoldVersion::CURRENT,
         }
     }
 
@@ -416,7 +420,42 @@ impl<S: EventStore, C: Clock> Runtime<S, C, NoTimerStore> {
             spy: self.spy,
             fault: self.fault,
             snapshots: self.snapshots,
+            fold_version: self.fold_version,
         }
+    }
+}
+
+impl<S, C, T> Runtime<S, C, T> {
+    /// The same runtime folding as a node of schema `version` would: the state every
+    /// run folds (whole log, snapshot tail, each appended event) follows that minor's
+    /// fold, snapshots are written labelled with it, and a snapshot labelled with a
+    /// newer schema is refused as such a node refuses it (the whole log is folded
+    /// instead, SNAP-05). The seam exists to reproduce mixed fleets during rolling
+    /// upgrades (SNAP-07, SNAP-11); it does not change what the runtime appends (event
+    /// bytes did not change across these minors, COMPAT-09), nor the ingress gate's
+    /// own fold, which stays current.
+    pub fn folding_at(mut self, version: FoldVersion) -> Self {
+        self.fold_version = version;
+        self
+    }
+
+    /// The schema minor whose fold this runtime reproduces.
+    pub fn fold_version(&self) -> FoldVersion {
+        self.fold_version
+    }
+
+    /// Folds `events` onto `state` with this runtime's fold version.
+    pub(crate) fn fold_with(
+        &self,
+        state: ExecutionState,
+        events: impl IntoIterator<Item = EventEnvelope>,
+    ) -> ExecutionState {
+        crate::fold::fold_versioned(
+            state,
+            events,
+            self.fold_version,
+            &mut crate::fold::NoDiagnostics,
+        )
     }
 }
 
@@ -564,7 +603,9 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
         sequence: u64,
     ) {
         if let Some(s) = &self.snapshots {
-            if let Err(msg) = snapshots::save(s, execution_id, state, sequence).await {
+            if let Err(msg) =
+                snapshots::save(s, execution_id, state, sequence, self.fold_version).await
+            {
                 self.diagnose(execution_id, None, "REPLAY-15", &msg);
             }
         }
@@ -686,10 +727,10 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
             return Err(RuntimeError::NotStarted(execution_id.to_owned()));
         }
         let Some(s) = &self.snapshots else {
-            let state = fold(&log);
+            let state = self.fold_with(ExecutionState::new(), log.iter().cloned());
             return Ok((log, state));
         };
-        let loaded = snapshots::load(s, execution_id, &log).await;
+        let loaded = snapshots::load(s, execution_id, &log, self.fold_version).await;
         if let Some((rule, msg)) = &loaded.diagnostic {
             self.diagnose(execution_id, None, rule, msg);
         }
@@ -1063,7 +1104,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
     ) -> Result<RunOutcome, RuntimeError> {
         let next = appended.last().or(log.last()).map_or(0, |e| e.sequence + 1);
         let mail = interp::MailLog::from_events(log.iter().chain(appended.iter()));
-        let state = crate::fold::fold_owned(state, appended);
+        let state = self.fold_with(state, appended);
         let workflow_id = log
             .first()
             .map(|e| e.workflow_id.clone())

@@ -36,7 +36,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::envelope::EventEnvelope;
-use crate::fold::{fold_owned, ExecutionState, FoldVersion};
+use crate::fold::{ExecutionState, FoldVersion};
 use crate::snapshot::{documented_exception, normalize_snapshot_state, SnapshotRecord};
 use crate::spi::{SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod, StoreError};
 
@@ -263,9 +263,13 @@ pub(crate) async fn load(
     snapshots: &Snapshots,
     execution_id: &str,
     log: &[EventEnvelope],
+    version: FoldVersion,
 ) -> Loaded {
+    let fold_at = |state: ExecutionState, events: Vec<EventEnvelope>| {
+        crate::fold::fold_versioned(state, events, version, &mut crate::fold::NoDiagnostics)
+    };
     let full = |refused: Option<String>, diagnostic: Option<(&'static str, String)>| Loaded {
-        state: crate::fold::fold(log),
+        state: fold_at(ExecutionState::new(), log.to_vec()),
         report: LoadReport {
             execution_id: execution_id.to_owned(),
             snapshot_sequence: None,
@@ -286,7 +290,18 @@ pub(crate) async fn load(
             return full(None, Some(("REPLAY-15", msg)));
         }
     };
-    match check_record(&record, log) {
+    // A node folding at an older schema cannot read a newer one's snapshot.
+    let newer = FoldVersion::parse(&record.schema_version)
+        .ok()
+        .filter(|w| *w > version)
+        .map(|w| {
+            format!("the snapshot was written by a {w} fold, newer than this node's {version}")
+        });
+    let checked = match newer {
+        Some(why) => Err(why),
+        None => check_record(&record, log),
+    };
+    match checked {
         Ok(state) => {
             let tail: Vec<EventEnvelope> = log
                 .iter()
@@ -295,7 +310,7 @@ pub(crate) async fn load(
                 .collect();
             let events_folded = tail.len() as u64;
             Loaded {
-                state: fold_owned(state, tail),
+                state: fold_at(state, tail),
                 report: LoadReport {
                     execution_id: execution_id.to_owned(),
                     snapshot_sequence: Some(record.sequence),
@@ -330,17 +345,22 @@ pub(crate) async fn load(
     }
 }
 
-/// Writes a current-version snapshot of `state` at `sequence`; a failure is returned
-/// as a diagnostic message, never as a run failure (the log stays authoritative).
+/// Writes a snapshot of `state` at `sequence`, labelled with the fold `version` that
+/// folded it; a failure is returned as a diagnostic message, never as a run failure
+/// (the log stays authoritative).
 pub(crate) async fn save(
     snapshots: &Snapshots,
     execution_id: &str,
     state: &ExecutionState,
     sequence: u64,
+    version: FoldVersion,
 ) -> Result<(), String> {
     snapshots
         .store
-        .save(execution_id, SnapshotRecord::capture(state, sequence))
+        .save(
+            execution_id,
+            SnapshotRecord::capture_as(version, state, sequence),
+        )
         .await
         .map_err(|e| {
             format!(
