@@ -32,6 +32,10 @@ fn main() {
         Target::FoldTotal,
         Target::VersionedFold,
         Target::FoldRoundtrip,
+        Target::FoldTotalStructured,
+        Target::FoldSnapshotStructured,
+        Target::VersionedFoldStructured,
+        Target::FoldRoundtripStructured,
     ]
     .into_iter()
     .filter(|t| only.as_deref().is_none_or(|o| o == t.name()))

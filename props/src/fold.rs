@@ -77,7 +77,7 @@ pub fn fold_snapshot_equivalence_with(
     k: &dyn KernelUnderTest,
     input: &FoldSnapshotInput,
 ) -> Result<(), PropertyViolation> {
-    snapshot_equivalence(k, input, Some(&input.ks))
+    snapshot_equivalence(k, input.writer, &input.log.envelopes(), Some(&input.ks))
 }
 
 /// [`fold_snapshot_equivalence`] at every k from 0 to the last event, ignoring `ks`.
@@ -92,7 +92,7 @@ pub fn fold_snapshot_equivalence_every_k_with(
     k: &dyn KernelUnderTest,
     input: &FoldSnapshotInput,
 ) -> Result<(), PropertyViolation> {
-    snapshot_equivalence(k, input, None)
+    snapshot_equivalence(k, input.writer, &input.log.envelopes(), None)
 }
 
 /// The snapshot points: every index, or the chosen ones modulo `n`, sorted and unique.
@@ -113,23 +113,39 @@ fn snapshot_points(chosen: Option<&[u16]>, n: usize) -> (Vec<usize>, usize) {
     }
 }
 
-fn snapshot_equivalence(
+/// The body of [`fold_snapshot_equivalence`] (and of the structure-aware
+/// `fold_snapshot_structured`) on envelopes already built: `writer` snapshots at the
+/// `chosen` points (every point when `None`).
+pub(crate) fn snapshot_equivalence(
     k: &dyn KernelUnderTest,
-    input: &FoldSnapshotInput,
+    writer: FoldVersion,
+    events: &[EventEnvelope],
     chosen: Option<&[u16]>,
 ) -> Result<(), PropertyViolation> {
-    let events = input.log.envelopes();
     if events.is_empty() {
         return Ok(());
     }
     let (ks, stored_at) = snapshot_points(chosen, events.len());
-    let full = k.fold_from(&ExecutionState::new(), &events);
-    per_event_invariants(k, &events, &full, &|i| {
-        chosen.is_none() || ks.binary_search(&i).is_ok()
-    })?;
+    let full = k.fold_from(&ExecutionState::new(), events);
+    // A current writer's prefix states are the event-by-event fold's states at the
+    // points (the same kernel and version, event by event as a writer that snapshots
+    // after every append; FOLD-01 ties that fold to the whole one), so they are kept
+    // from that pass instead of folding the prefix again.
+    let capture = if writer == FoldVersion::CURRENT {
+        &ks[..]
+    } else {
+        &[]
+    };
+    let mut captured = per_event_invariants(
+        k,
+        events,
+        &full,
+        &|i| chosen.is_none() || ks.binary_search(&i).is_ok(),
+        capture,
+    )?
+    .into_iter();
 
-    let writer = input.writer;
-    if writer != FoldVersion::CURRENT && legacy_exception(writer, &events).is_some() {
+    if writer != FoldVersion::CURRENT && legacy_exception(writer, events).is_some() {
         return Ok(());
     }
     let strip = !writer.has(24);
@@ -148,7 +164,10 @@ fn snapshot_equivalence(
     for &i in &ks {
         // Event by event for every k, as a writer that snapshots after every append;
         // from the previous point to this one otherwise.
-        prefix = k.fold_owned(writer, prefix, &events[folded..=i]);
+        prefix = match captured.next() {
+            Some(state) => state,
+            None => k.fold_owned(writer, prefix, &events[folded..=i]),
+        };
         folded = i + 1;
         let mut record = SnapshotRecord::capture_as(writer, &prefix, events[i].sequence);
         if i == stored_at {
@@ -186,7 +205,7 @@ fn snapshot_equivalence(
                 || {
                     format!(
                         "restore(snapshot written by {writer} at k={i}) + tail vs fold(all); log: {}",
-                        show_log(&events)
+                        show_log(events)
                     )
                 },
                 &full_cmp.canonical(),
@@ -227,7 +246,9 @@ fn per_event_invariants(
     events: &[EventEnvelope],
     full: &ExecutionState,
     fold06_at: &dyn Fn(usize) -> bool,
-) -> Result<(), PropertyViolation> {
+    capture: &[usize],
+) -> Result<Vec<ExecutionState>, PropertyViolation> {
+    let mut captured = Vec::with_capacity(capture.len());
     let mut s = ExecutionState::new();
     let mut seqs = DecisionSeqs::default();
     for (i, e) in events.iter().enumerate() {
@@ -260,11 +281,14 @@ fn per_event_invariants(
                 next.status.as_str(),
             ));
         }
-        seqs = check_decision_seq(&seqs, &next, e, i)?;
+        check_decision_seq(&mut seqs, &next, e, i)?;
+        if capture.binary_search(&i).is_ok() {
+            captured.push(next.clone());
+        }
         s = next;
     }
     if &s == full {
-        return Ok(());
+        return Ok(captured);
     }
     check_eq(
         "FOLD-01",
@@ -277,7 +301,8 @@ fn per_event_invariants(
         },
         &full.canonical(),
         &s.canonical(),
-    )
+    )?;
+    Ok(captured)
 }
 
 /// The kinds that may move `status` (FOLD-07).
@@ -291,42 +316,37 @@ const STATUS_KINDS: [&str; 7] = [
     "EXECUTION_CONTINUED",
 ];
 
-/// Each decision id of a state with its entry's `seq` (`None` when the entry has none).
+/// Each decision id of a state with its entry's `seq` (`None` when the entry has none),
+/// in the state's order. Updated in place after every event: an id is copied only when
+/// it first appears, so the per-event check allocates nothing on most events.
 #[derive(Default)]
 struct DecisionSeqs(Vec<(String, Option<Value>)>);
 
-impl DecisionSeqs {
-    /// The entry for `id`: `None` when the id is new.
-    fn get(&self, id: &str) -> Option<Option<&Value>> {
-        self.0
-            .iter()
-            .find(|(x, _)| x == id)
-            .map(|(_, seq)| seq.as_ref())
-    }
-}
-
 /// FOLD-38: an entry keeps its `seq`; a new entry's `seq` is its envelope's sequence.
-/// `was` holds the decision seqs before `e`; returns those of `after`.
+/// `seqs` holds the decision seqs before `e` and is brought up to those of `after`.
 fn check_decision_seq(
-    was: &DecisionSeqs,
+    seqs: &mut DecisionSeqs,
     after: &ExecutionState,
     e: &EventEnvelope,
     i: usize,
-) -> Result<DecisionSeqs, PropertyViolation> {
+) -> Result<(), PropertyViolation> {
     let Some(now) = after.variables.decisions.as_ref() else {
-        return Ok(DecisionSeqs::default());
+        seqs.0.clear();
+        return Ok(());
     };
-    let mut seqs = Vec::with_capacity(now.len());
+    let known = seqs.0.len();
+    let mut matched = 0;
     for (id, entry) in now.iter() {
         let seq_now = entry.get("seq");
-        match was.get(id) {
-            Some(prev) => {
-                if prev != seq_now {
+        match seqs.0[..known].iter().find(|(x, _)| x == id) {
+            Some((_, prev)) => {
+                matched += 1;
+                if prev.as_ref() != seq_now {
                     return Err(PropertyViolation::new(
                         "FOLD-38",
                         Some(i),
                         format!("decision `{id}`'s seq changed when folding {} (a repeated id keeps its first seq)", e.event_type),
-                        show(prev),
+                        show(prev.as_ref()),
                         show(seq_now),
                     ));
                 }
@@ -341,11 +361,19 @@ fn check_decision_seq(
                         show(seq_now),
                     ));
                 }
+                seqs.0.push((id.to_owned(), seq_now.cloned()));
             }
         }
-        seqs.push((id.to_owned(), seq_now.cloned()));
     }
-    Ok(DecisionSeqs(seqs))
+    if matched < known {
+        // An entry left the state: start over from the state's entries, as a new entry
+        // with that id would be checked as new.
+        seqs.0 = now
+            .iter()
+            .map(|(id, entry)| (id.to_owned(), entry.get("seq").cloned()))
+            .collect();
+    }
+    Ok(())
 }
 
 fn show(v: Option<&Value>) -> String {
@@ -593,40 +621,56 @@ pub fn fold_roundtrip(input: &FoldRoundtripInput) -> Result<(), PropertyViolatio
                 spec = spec.kernel();
             }
             let seq = if at == 0 { 0 } else { events[at - 1].sequence };
-            let unknown = envelope(seq, spec);
-            for v in [FoldVersion::CURRENT, version(*minor)] {
-                let before = loom_kernel::fold_as(v, &ExecutionState::new(), &events[..at]);
-                let after = loom_kernel::fold_as(v, &before, std::slice::from_ref(&unknown));
-                if after == before {
-                    continue;
-                }
-                // The unknown envelope moved the state: the whole folds decide.
-                let mut with = events.clone();
-                with.insert(at, unknown.clone());
-                let a = loom_kernel::fold_as(v, &ExecutionState::new(), &events).canonical();
-                let b = loom_kernel::fold_as(v, &ExecutionState::new(), &with).canonical();
-                check_eq(
-                    "FOLD-04",
-                    Some(at),
-                    || {
-                        format!(
-                            "unknown kind {kind:?} inserted at {at}, fold {v}; log: {}",
-                            show_log(&events)
-                        )
-                    },
-                    &a,
-                    &b,
-                )?;
-            }
-            Ok(())
+            unknown_kind_inert(&events, at, &envelope(seq, spec), *minor)
         }
     }
+}
+
+/// FOLD-04 on envelopes already built: `unknown` (an envelope of an unknown kind)
+/// inserted at `at` leaves the fold unchanged, at the current version and at `minor`.
+/// The body of [`fold_roundtrip`]'s unknown-kind mode and of the structure-aware
+/// `fold_roundtrip_structured`.
+pub(crate) fn unknown_kind_inert(
+    events: &[EventEnvelope],
+    at: usize,
+    unknown: &EventEnvelope,
+    minor: u32,
+) -> Result<(), PropertyViolation> {
+    let kind = &unknown.event_type;
+    for v in [FoldVersion::CURRENT, version(minor)] {
+        let before = loom_kernel::fold_as(v, &ExecutionState::new(), &events[..at]);
+        let after = loom_kernel::fold_as(v, &before, std::slice::from_ref(unknown));
+        if after == before {
+            continue;
+        }
+        // The unknown envelope moved the state: the whole folds decide.
+        let mut with = events.to_vec();
+        with.insert(at, unknown.clone());
+        let a = loom_kernel::fold_as(v, &ExecutionState::new(), events).canonical();
+        let b = loom_kernel::fold_as(v, &ExecutionState::new(), &with).canonical();
+        check_eq(
+            "FOLD-04",
+            Some(at),
+            || {
+                format!(
+                    "unknown kind {kind:?} inserted at {at}, fold {v}; log: {}",
+                    show_log(events)
+                )
+            },
+            &a,
+            &b,
+        )?;
+    }
+    Ok(())
 }
 
 /// Folds decoded envelopes under every version; checks the work stays linear.
 /// The current fold and one older version picked from the input's length, so each
 /// input stays cheap and a campaign still covers every version.
-fn fold_everything(events: &[EventEnvelope], pick: usize) -> Result<(), PropertyViolation> {
+pub(crate) fn fold_everything(
+    events: &[EventEnvelope],
+    pick: usize,
+) -> Result<(), PropertyViolation> {
     let _ = check_sequences(events);
     let older = version(15 + (pick % 12) as u32);
     for v in [FoldVersion::CURRENT, older] {
@@ -766,9 +810,18 @@ impl<'a> Arbitrary<'a> for VersionedFoldInput {
 /// (SNAP-03, SNAP-06); and a log without quarantine kinds folds to the same bytes under
 /// 1.24 and 1.25 (FOLD-47).
 pub fn versioned_fold(input: &VersionedFoldInput) -> Result<(), PropertyViolation> {
-    let events = input.log.envelopes();
-    let writer = input.writer;
-    let old = loom_kernel::fold_as(writer, &ExecutionState::new(), &events);
+    versioned_fold_events(input.writer, input.k, &input.log.envelopes())
+}
+
+/// The body of [`versioned_fold`] (and of the structure-aware `versioned_fold_structured`)
+/// on envelopes already built: `writer` snapshots the whole log and at `k` (modulo the
+/// length).
+pub(crate) fn versioned_fold_events(
+    writer: FoldVersion,
+    k: usize,
+    events: &[EventEnvelope],
+) -> Result<(), PropertyViolation> {
+    let old = loom_kernel::fold_as(writer, &ExecutionState::new(), events);
     let record = SnapshotRecord::capture_as(writer, &old, events.last().map_or(0, |e| e.sequence));
     let once = normalize_snapshot_state(&record).map_err(|e| {
         PropertyViolation::new(
@@ -798,7 +851,7 @@ pub fn versioned_fold(input: &VersionedFoldInput) -> Result<(), PropertyViolatio
             &twice.canonical(),
         )?;
     }
-    let current = loom_kernel::fold(&events);
+    let current = loom_kernel::fold(events);
     let same = normalize_snapshot_state(&SnapshotRecord::capture(&current, record.sequence))
         .map_err(|e| {
             PropertyViolation::new(
@@ -839,7 +892,7 @@ pub fn versioned_fold(input: &VersionedFoldInput) -> Result<(), PropertyViolatio
     }
 
     if !events.is_empty() && writer.has(20) {
-        let k = input.k % events.len();
+        let k = k % events.len();
         let prefix = loom_kernel::fold_as(writer, &ExecutionState::new(), &events[..=k]);
         let rec = SnapshotRecord::capture_as(writer, &prefix, events[k].sequence);
         let normalized = normalize_snapshot_state(&rec).map_err(|e| {
@@ -864,7 +917,7 @@ pub fn versioned_fold(input: &VersionedFoldInput) -> Result<(), PropertyViolatio
                 ));
             }
         }
-        if legacy_exception(writer, &events).is_none() {
+        if legacy_exception(writer, events).is_none() {
             let same = if writer.has(24) {
                 restored == current
             } else {
@@ -881,7 +934,7 @@ pub fn versioned_fold(input: &VersionedFoldInput) -> Result<(), PropertyViolatio
                     || {
                         format!(
                             "1.26 restore of a {writer} snapshot at k={k} vs fold(all); log: {}",
-                            show_log(&events)
+                            show_log(events)
                         )
                     },
                     &canon_stripped(&current, strip),
@@ -898,7 +951,7 @@ pub fn versioned_fold(input: &VersionedFoldInput) -> Result<(), PropertyViolatio
             if writer == version(minor) {
                 old.clone()
             } else {
-                loom_kernel::fold_as(version(minor), &ExecutionState::new(), &events)
+                loom_kernel::fold_as(version(minor), &ExecutionState::new(), events)
             }
         };
         let (v24, v25) = (fold_at(24), fold_at(25));
@@ -909,7 +962,7 @@ pub fn versioned_fold(input: &VersionedFoldInput) -> Result<(), PropertyViolatio
                 || {
                     format!(
                         "a log without quarantine kinds under 1.24 vs 1.25; log: {}",
-                        show_log(&events)
+                        show_log(events)
                     )
                 },
                 &v24.canonical(),

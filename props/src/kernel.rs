@@ -100,6 +100,20 @@ pub mod planted {
     use super::*;
     use serde_json::Value;
 
+    /// The environment variable the snapshot fuzz targets read once to run against a
+    /// planted kernel instead of the reference (`fold-38`:
+    /// [`RepeatedDecisionOverwritesSeq`]), so a campaign can count the executions it
+    /// takes to find the bug (docs/guides/fuzzing.md).
+    pub const PLANTED_ENV: &str = "LOOM_FUZZ_PLANTED";
+
+    /// The kernel [`PLANTED_ENV`] names, else the reference kernel.
+    pub fn from_env() -> &'static (dyn KernelUnderTest + Sync) {
+        match std::env::var(PLANTED_ENV).as_deref() {
+            Ok("fold-38") => &RepeatedDecisionOverwritesSeq,
+            _ => &Reference,
+        }
+    }
+
     /// FOLD-38 broken: a repeated `DECISION_RECORDED` overwrites the entry's `seq` with
     /// its own envelope sequence instead of keeping the first one.
     #[derive(Debug, Clone, Copy, Default)]

@@ -35,6 +35,7 @@ pub mod limits;
 pub mod log;
 pub mod replay;
 pub mod store;
+pub mod structured;
 mod violation;
 
 pub use canonical::{canonical_json, reference_canonical, CanonicalInput};
@@ -72,11 +73,19 @@ pub enum Target {
     StoreDifferential,
     /// [`fold_roundtrip`].
     FoldRoundtrip,
+    /// [`structured::fold_total_structured`].
+    FoldTotalStructured,
+    /// [`structured::fold_snapshot_structured`].
+    FoldSnapshotStructured,
+    /// [`structured::versioned_fold_structured`].
+    VersionedFoldStructured,
+    /// [`structured::fold_roundtrip_structured`].
+    FoldRoundtripStructured,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 8] = [
+    pub const ALL: [Target; 12] = [
         Target::FoldSnapshotEquivalence,
         Target::FoldTotal,
         Target::VersionedFold,
@@ -85,6 +94,10 @@ impl Target {
         Target::CanonicalJson,
         Target::StoreDifferential,
         Target::FoldRoundtrip,
+        Target::FoldTotalStructured,
+        Target::FoldSnapshotStructured,
+        Target::VersionedFoldStructured,
+        Target::FoldRoundtripStructured,
     ];
 
     /// The target's snake_case name.
@@ -98,6 +111,10 @@ impl Target {
             Target::CanonicalJson => "canonical_json",
             Target::StoreDifferential => "store_differential",
             Target::FoldRoundtrip => "fold_roundtrip",
+            Target::FoldTotalStructured => "fold_total_structured",
+            Target::FoldSnapshotStructured => "fold_snapshot_structured",
+            Target::VersionedFoldStructured => "versioned_fold_structured",
+            Target::FoldRoundtripStructured => "fold_roundtrip_structured",
         }
     }
 
@@ -134,5 +151,9 @@ pub fn run_target(target: Target, bytes: &[u8]) -> Result<(), PropertyViolation>
         Target::CanonicalJson => go(bytes, canonical_json),
         Target::StoreDifferential => go(bytes, store_differential),
         Target::FoldRoundtrip => go(bytes, fold_roundtrip),
+        Target::FoldTotalStructured => go(bytes, structured::fold_total_structured),
+        Target::FoldSnapshotStructured => go(bytes, structured::fold_snapshot_structured),
+        Target::VersionedFoldStructured => go(bytes, structured::versioned_fold_structured),
+        Target::FoldRoundtripStructured => go(bytes, structured::fold_roundtrip_structured),
     }
 }

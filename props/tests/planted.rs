@@ -4,6 +4,7 @@
 
 use loom_props::kernel::planted::{GateMismatchAppends, RepeatedDecisionOverwritesSeq};
 use loom_props::kernel::Reference;
+use loom_props::structured::{fold_snapshot_structured_with, SnapshotModel};
 use loom_props::{
     decode, fold_snapshot_equivalence_with, ingress_refusal_with, FoldSnapshotInput, IngressInput,
     PropertyViolation,
@@ -47,6 +48,43 @@ fn fold_38_planted_seq_overwrite_is_found() {
     for b in &corpus[..=i] {
         if let Some(x) = decode::<FoldSnapshotInput>(b) {
             fold_snapshot_equivalence_with(&Reference, &x).unwrap();
+        }
+    }
+}
+
+/// The structure-aware target finds the same planted bug in no more inputs than the
+/// text-form target, on the same byte strings (each truncated to the structured
+/// model's longest meaningful input, as its libFuzzer `max_len` truncates them).
+#[test]
+fn fold_38_planted_seq_overwrite_is_found_by_fold_snapshot_structured_no_later() {
+    let corpus: Vec<Vec<u8>> = inputs(5_000, 512).collect();
+    let (old, _) = first_violation(&corpus, |x: &FoldSnapshotInput| {
+        fold_snapshot_equivalence_with(&RepeatedDecisionOverwritesSeq, x)
+    })
+    .expect("the text-form target finds the planted FOLD-38 bug");
+    let short: Vec<Vec<u8>> = corpus
+        .iter()
+        .map(|b| b[..b.len().min(SnapshotModel::INPUT_BYTES_MAX)].to_vec())
+        .collect();
+    let (new, v) = first_violation(&short, |x: &SnapshotModel| {
+        fold_snapshot_structured_with(&RepeatedDecisionOverwritesSeq, x)
+    })
+    .expect("the structured target finds the planted FOLD-38 bug");
+    assert_eq!(v.rule, "FOLD-38", "{v}");
+    eprintln!(
+        "planted FOLD-38 bug: fold_snapshot_equivalence after {} inputs, fold_snapshot_structured after {}: {v}",
+        old + 1,
+        new + 1
+    );
+    assert!(
+        new <= old,
+        "structured found it after {} inputs, the text form after {}",
+        new + 1,
+        old + 1
+    );
+    for b in &short[..=new] {
+        if let Some(x) = decode::<SnapshotModel>(b) {
+            fold_snapshot_structured_with(&Reference, &x).unwrap();
         }
     }
 }

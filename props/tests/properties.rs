@@ -3,6 +3,7 @@
 //! Case counts keep the whole file under a few seconds per property in debug.
 
 use loom_props::replay::known_kernel_bug;
+use loom_props::structured::{fold_snapshot_structured_every_k, SnapshotModel};
 use loom_props::{
     decode, fold_snapshot_equivalence_every_k, run_target, FoldSnapshotInput, PropertyViolation,
     Target,
@@ -23,6 +24,19 @@ fn check(target: Target, bytes: &[u8]) -> Result<(), TestCaseError> {
 fn check_every_k(bytes: &[u8]) -> Result<(), TestCaseError> {
     let verdict: Result<(), PropertyViolation> = match decode::<FoldSnapshotInput>(bytes) {
         Some(input) => fold_snapshot_equivalence_every_k(&input),
+        None => Ok(()),
+    };
+    match verdict {
+        Ok(()) => Ok(()),
+        Err(v) if known_kernel_bug(&v).is_some() => Ok(()),
+        Err(v) => Err(TestCaseError::fail(v.to_string())),
+    }
+}
+
+/// The every-k form of `fold_snapshot_structured`.
+fn check_structured_every_k(bytes: &[u8]) -> Result<(), TestCaseError> {
+    let verdict = match decode::<SnapshotModel>(bytes) {
+        Some(input) => fold_snapshot_structured_every_k(&input),
         None => Ok(()),
     };
     match verdict {
@@ -74,6 +88,34 @@ proptest! {
     #[test]
     fn snap_03_versioned_fold_of_older_snapshots(b in bytes(2048)) {
         check(Target::VersionedFold, &b)?;
+    }
+
+    // The structure-aware targets (loom_props::structured): the same property bodies on
+    // the compact log model; inputs up to its longest meaningful length and a little past.
+
+    #[test]
+    fn fold_05_fold_total_structured_folds_any_model_log(b in bytes(128)) {
+        check(Target::FoldTotalStructured, &b)?;
+    }
+
+    #[test]
+    fn snap_01_fold_06_07_38_fold_snapshot_structured_chosen_k(b in bytes(128)) {
+        check(Target::FoldSnapshotStructured, &b)?;
+    }
+
+    #[test]
+    fn snap_01_fold_38_fold_snapshot_structured_every_k(b in bytes(128)) {
+        check_structured_every_k(&b)?;
+    }
+
+    #[test]
+    fn snap_03_06_07_10_fold_47_versioned_fold_structured(b in bytes(128)) {
+        check(Target::VersionedFoldStructured, &b)?;
+    }
+
+    #[test]
+    fn fold_04_fold_roundtrip_structured_unknown_kinds_are_inert(b in bytes(128)) {
+        check(Target::FoldRoundtripStructured, &b)?;
     }
 
     #[test]

@@ -1,0 +1,21 @@
+//! Fuzz target `fold_snapshot_structured`: the body is
+//! `loom_props::structured::fold_snapshot_structured`, on a compact log model built
+//! straight into envelopes (no JSON text); a violation panics with the rule id, the
+//! index and both values. `LOOM_FUZZ_PLANTED=fold-38` runs it against a planted kernel
+//! instead (`loom_props::kernel::planted::from_env`).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use loom_props::kernel::planted;
+use loom_props::structured::{fold_snapshot_structured_with, SnapshotModel};
+use loom_props::KernelUnderTest;
+use std::sync::OnceLock;
+
+static KERNEL: OnceLock<&'static (dyn KernelUnderTest + Sync)> = OnceLock::new();
+
+fuzz_target!(|input: SnapshotModel| {
+    let kernel = *KERNEL.get_or_init(planted::from_env);
+    if let Err(violation) = fold_snapshot_structured_with(kernel, &input) {
+        panic!("{violation}");
+    }
+});

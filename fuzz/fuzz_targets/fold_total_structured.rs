@@ -1,0 +1,13 @@
+//! Fuzz target `fold_total_structured`: the body is `loom_props::structured::fold_total_structured`, on a compact log
+//! model built straight into envelopes (no JSON text); a violation panics with the rule
+//! id, the index and both values.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use loom_props::structured::{fold_total_structured, TotalModel};
+
+fuzz_target!(|input: TotalModel| {
+    if let Err(violation) = fold_total_structured(&input) {
+        panic!("{violation}");
+    }
+});

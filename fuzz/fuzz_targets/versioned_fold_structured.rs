@@ -1,0 +1,13 @@
+//! Fuzz target `versioned_fold_structured`: the body is `loom_props::structured::versioned_fold_structured`, on a compact log
+//! model built straight into envelopes (no JSON text); a violation panics with the rule
+//! id, the index and both values.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use loom_props::structured::{versioned_fold_structured, VersionedModel};
+
+fuzz_target!(|input: VersionedModel| {
+    if let Err(violation) = versioned_fold_structured(&input) {
+        panic!("{violation}");
+    }
+});
