@@ -6,6 +6,10 @@
 use libfuzzer_sys::fuzz_target;
 use loom_props::structured::{fold_roundtrip_structured, UnknownModel};
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fuzz_target!(|input: UnknownModel| {
     if let Err(violation) = fold_roundtrip_structured(&input) {
         panic!("{violation}");

@@ -11,6 +11,10 @@ use loom_props::structured::{fold_snapshot_structured_with, SnapshotModel};
 use loom_props::KernelUnderTest;
 use std::sync::OnceLock;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 static KERNEL: OnceLock<&'static (dyn KernelUnderTest + Sync)> = OnceLock::new();
 
 fuzz_target!(|input: SnapshotModel| {

@@ -6,6 +6,10 @@
 use libfuzzer_sys::fuzz_target;
 use loom_props::structured::{fold_total_structured, TotalModel};
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fuzz_target!(|input: TotalModel| {
     if let Err(violation) = fold_total_structured(&input) {
         panic!("{violation}");

@@ -6,6 +6,10 @@
 use libfuzzer_sys::fuzz_target;
 use loom_props::structured::{versioned_fold_structured, VersionedModel};
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fuzz_target!(|input: VersionedModel| {
     if let Err(violation) = versioned_fold_structured(&input) {
         panic!("{violation}");
