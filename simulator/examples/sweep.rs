@@ -12,6 +12,7 @@ fn main() {
         config.crash_per_mille_max = 1000;
         config.zombie_per_mille_max = 1000;
         config.hostile_per_mille_max = 1000;
+        config.resume_fault_per_mille_max = 1000;
     }
     if let Some(name) = args.get(4) {
         config.bug = loom_sim::PlantedBug::ALL
@@ -24,6 +25,8 @@ fn main() {
             std::process::exit(2)
         });
     }
+    // LOOM_SIM_OUT=DIR writes each failing seed's files there.
+    config.artifacts_dir = std::env::var_os("LOOM_SIM_OUT").map(Into::into);
     let mut failing = 0;
     let mut stats = loom_sim::SimStats::default();
     for seed in from..from + count {

@@ -4,10 +4,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use loom_kernel::fold::INDOUBT_GATE;
 use loom_kernel::ingress::ResumeRequest;
 use loom_kernel::runtime::{
-    block_on, CrashPoint, Effect, EffectCall, EffectOutcome, EffectResult, FaultPlan, FlowScript,
-    RunOutcome, Runtime, RuntimeConfig, RuntimeError,
+    block_on, CrashPoint, Effect, EffectCall, EffectMiddleware, EffectOutcome, EffectResult,
+    FaultPlan, FlowScript, RunOutcome, Runtime, RuntimeConfig, RuntimeError,
 };
 use loom_kernel::spi::{Clock, EventStore, ExecutionPackage};
 use loom_kernel::{fold, EventEnvelope};
@@ -100,19 +101,39 @@ fn note(i: u64, branch: &str) -> Value {
     json!({ "op": "emit", "eventType": "app.note", "payload": { "i": i, "branch": branch } })
 }
 
+/// Most failed attempts a generated retrying step sees before it succeeds.
+pub const RETRY_FAILURES_MAX: u64 = 3;
+
+/// A failed attempt of a scripted effect: an untyped error or a hang (a timeout).
+fn failed_attempt(rng: &mut Rng) -> Value {
+    if rng.chance(500) {
+        json!({ "error": "flaky" })
+    } else {
+        json!({ "hang": true })
+    }
+}
+
 /// Draws a flow whose control flow and output depend on the values it reads: step
 /// outputs, decisions, resume answers and timer answers. Statements: steps (some
-/// followed by a branch on their output), decisions (branched on), `app.note` emits,
-/// gates whose answers are bound and branched on, 0 ms / short / long sleeps and
-/// `sleepUntil` in the past or ahead. The output collects every value read, so a
-/// wrong value served anywhere changes the result (PLACE-04).
+/// followed by a branch on their output), decisions (branched on), `app.note` emits
+/// (some twice with identical content, on purpose), gates whose answers are bound and
+/// branched on, 0 ms / short / long sleeps and `sleepUntil` in the past or ahead, and
+/// scripted effects whose outcome is a function of the attempt only: steps that fail
+/// or hang and are retried until they succeed, steps that always fail untyped (caught
+/// by `*`), typed failures caught on their channel, in-doubt effects (the client
+/// answers the verdict), and `parallel` with 2-3 branches. Every outcome depends on
+/// (execution, step, attempt) alone, so the crash-free reference run reads the same
+/// values; the output collects every value read, so a wrong value served anywhere
+/// changes the result (PLACE-04).
 pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
     let exec = format!("exec-{index}");
     let n = rng.range(2, FLOW_STATEMENTS_MAX);
     let mut body = Vec::new();
     let mut read = serde_json::Map::new();
+    // Scripted effects by tool id: one tool per step, so each step's outcomes are its own.
+    let mut effects = serde_json::Map::new();
     for i in 0..n {
-        match rng.range(0, 11) {
+        match rng.range(0, 16) {
             0..=3 => {
                 let id = format!("s{i}");
                 body.push(step(id.clone(), i));
@@ -139,7 +160,13 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
                 );
                 read.insert(id.clone(), json!({ "$ref": format!("decisions.{id}") }));
             }
-            5 | 6 => body.push(note(i, "plain")),
+            5 => body.push(note(i, "plain")),
+            6 => {
+                // Identical content on purpose: both copies share one digest, and the
+                // stamped copies must not outnumber the crash-free run's (EMIT-01).
+                body.push(note(i, "twice"));
+                body.push(note(i, "twice"));
+            }
             7 | 8 => {
                 let gate = format!("{GATE_PREFIX}{i}");
                 let bind = format!("a{i}");
@@ -167,7 +194,7 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
                 };
                 body.push(json!({ "op": "sleep", "ms": ms, "on": format!("sleep{i}") }));
             }
-            _ => {
+            10 => {
                 // sleepUntil a fixed instant: in the past (due at once) or ahead. Its
                 // answer `{firedAt: at}` is the same in every run, so the flow binds it.
                 let at = if rng.chance(500) {
@@ -179,15 +206,130 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
                 body.push(json!({ "op": "sleepUntil", "at": at, "on": format!("until{i}"), "bind": bind }));
                 read.insert(bind.clone(), json!({ "$ref": format!("vars.{bind}") }));
             }
+            11 => {
+                // Fails (error or hang) for the first attempts, then echoes its input;
+                // the retry middleware allows enough attempts in one run. A crash
+                // between attempts continues the count (attempt n+1), and any attempt
+                // past the failures succeeds with the same value (PLACE-04).
+                let id = format!("r{i}");
+                let tool = format!("flaky{i}");
+                let fails = rng.range(1, RETRY_FAILURES_MAX);
+                let mut outcomes: Vec<Value> = (0..fails).map(|_| failed_attempt(rng)).collect();
+                outcomes.push(json!({ "echo": true }));
+                effects.insert(tool.clone(), json!({ "outcomes": outcomes }));
+                let v = rng.range(0, BRANCH_VALUES - 1);
+                body.push(json!({ "op": "run", "stepId": id, "toolId": tool,
+                    "input": { "i": i, "v": v }, "retry": { "maxAttempts": fails + 1 } }));
+                read.insert(id.clone(), json!({ "$ref": format!("steps.{id}.output") }));
+                if rng.chance(500) {
+                    body.push(
+                        json!({ "op": "if", "ref": format!("steps.{id}.output/v"), "equals": 0,
+                        "then": [note(i, "retried-0")], "else": [note(i, "retried-n")] }),
+                    );
+                }
+            }
+            12 => {
+                // Always fails untyped (an error or a hang), with or without retries,
+                // and the flow catches it with `*`. Untyped failures are re-executed
+                // on every re-run (REPLAY-09), in the reference run too.
+                let id = format!("f{i}");
+                let tool = format!("broken{i}");
+                effects.insert(tool.clone(), json!({ "outcomes": [failed_attempt(rng)] }));
+                let mut st = json!({ "op": "run", "stepId": id, "toolId": tool, "input": { "i": i },
+                    "catch": { "*": [note(i, "recovered")] } });
+                if rng.chance(500) {
+                    st["retry"] = json!({ "maxAttempts": 2 });
+                }
+                body.push(st);
+                read.insert(id.clone(), json!({ "$ref": format!("steps.{id}.error") }));
+            }
+            13 => {
+                // A typed failure caught on its channel (served on every re-run,
+                // TYPED-09); sometimes after an untyped failure that is retried.
+                let id = format!("t{i}");
+                let tool = format!("typed{i}");
+                let v = rng.range(0, BRANCH_VALUES - 1);
+                let typed =
+                    json!({ "typed": { "channel": "declined", "payload": { "i": i, "v": v } } });
+                let retried = rng.chance(400);
+                let outcomes = if retried {
+                    json!([failed_attempt(rng), typed])
+                } else {
+                    json!([typed])
+                };
+                effects.insert(
+                    tool.clone(),
+                    json!({ "errors": { "declined": { "type": "object" } }, "outcomes": outcomes }),
+                );
+                let alt = format!("t{i}c");
+                let mut st = json!({ "op": "run", "stepId": id, "toolId": tool, "input": { "i": i },
+                    "catch": { "declined": [
+                        note(i, "declined"),
+                        { "op": "if", "ref": format!("steps.{id}.errorPayload/v"), "equals": 0,
+                          "then": [step(alt.clone(), i)], "else": [note(i, "declined-n")] }
+                    ] } });
+                if retried {
+                    st["retry"] = json!({ "maxAttempts": 2 });
+                }
+                body.push(st);
+                read.insert(
+                    id.clone(),
+                    json!({ "channel": { "$ref": format!("steps.{id}.errorChannel") },
+                        "payload": { "$ref": format!("steps.{id}.errorPayload") } }),
+                );
+                read.insert(
+                    alt.clone(),
+                    json!({ "$ref": format!("steps.{alt}.output") }),
+                );
+            }
+            14 => {
+                // In doubt on its first attempt: the execution parks on
+                // `__loom_indoubt__` and the client answers a verdict (`completed` with
+                // the echo, or `retry`, whose attempt echoes). Either way the step's
+                // output is its input, also when a crash skips the in-doubt attempt.
+                let id = format!("q{i}");
+                let tool = format!("doubt{i}");
+                effects.insert(
+                    tool.clone(),
+                    json!({ "outcomes": [{ "indoubt": true }, { "echo": true }] }),
+                );
+                let v = rng.range(0, BRANCH_VALUES - 1);
+                body.push(json!({ "op": "run", "stepId": id, "toolId": tool, "input": { "i": i, "v": v } }));
+                read.insert(id.clone(), json!({ "$ref": format!("steps.{id}.output") }));
+            }
+            _ => {
+                // `parallel` with 2-3 branches, each a step and an emit; one branch's
+                // step may be a retrying one.
+                let mut branches = Vec::new();
+                for b in 0..rng.range(2, 3) {
+                    let id = format!("p{i}x{b}");
+                    let mut branch = Vec::new();
+                    if rng.chance(300) {
+                        let tool = format!("flaky{i}x{b}");
+                        effects.insert(
+                            tool.clone(),
+                            json!({ "outcomes": [failed_attempt(rng), { "echo": true }] }),
+                        );
+                        branch.push(json!({ "op": "run", "stepId": id, "toolId": tool,
+                            "input": { "i": i, "b": b }, "retry": { "maxAttempts": 2 } }));
+                    } else {
+                        branch.push(step(id.clone(), i * 10 + b));
+                    }
+                    branch.push(note(i, &format!("branch{b}")));
+                    read.insert(id.clone(), json!({ "$ref": format!("steps.{id}.output") }));
+                    branches.push(Value::Array(branch));
+                }
+                body.push(json!({ "op": "parallel", "branches": branches }));
+            }
         }
     }
     body.push(json!({ "op": "complete", "output": { "done": n, "read": read } }));
     let flow_id = format!("flow-{index}");
-    Scenario::new(
-        exec,
-        json!({ "flowId": flow_id, "body": body }),
-        json!({ "n": index }),
-    )
+    let mut flow = json!({ "flowId": flow_id, "body": body });
+    if !effects.is_empty() {
+        flow["effects"] = Value::Object(effects);
+    }
+    Scenario::new(exec, flow, json!({ "n": index }))
 }
 
 /// Every crash point the runtime defines, as the coverage counters name them: the
@@ -211,63 +353,178 @@ pub fn crash_point_index(point: &str) -> Option<usize> {
     CRASH_POINTS.iter().position(|p| *p == point)
 }
 
-/// The effect every step runs: it counts invocations per (execution, step) and checks
-/// REPLAY-01 at the moment it is invoked. A crash point armed by the worker stops the
-/// run at that point of this call: `before-effect` before anything is invoked (no
-/// ledger entry), the two others after the invocation.
-pub struct CountingEffect {
+/// The resume a well-behaved client sends to an execution parked on `park`, given its
+/// log: at the in-doubt gate a verdict for the parked step and attempt (`completed`
+/// with the step's input, which is what the generated in-doubt effects echo once they
+/// settle, or `retry`, drawn from (execution, step) so the reference run gets the same),
+/// at any other gate [`answer`].
+pub fn resume_for(
+    exec: &str,
+    park: &serde_json::Map<String, Value>,
+    log: &[EventEnvelope],
+) -> ResumeRequest {
+    let gate = park.get("on").and_then(Value::as_str).unwrap_or("");
+    if gate != INDOUBT_GATE {
+        return ResumeRequest::new(gate, answer(exec, gate));
+    }
+    let cond = park.get("condition").cloned().unwrap_or(Value::Null);
+    let step = cond.get("stepId").and_then(Value::as_str).unwrap_or("");
+    let attempt = cond.get("attempt").cloned().unwrap_or(json!(1));
+    let mut verdict = json!({ "stepId": step, "attempt": attempt });
+    if fnv(&[exec, step, "verdict"]).is_multiple_of(2) {
+        let input = log
+            .iter()
+            .rev()
+            .find(|e| {
+                e.event_type == "STEP_STARTED"
+                    && e.payload.get("stepId").and_then(Value::as_str) == Some(step)
+            })
+            .and_then(|e| e.payload.get("input").cloned())
+            .unwrap_or(Value::Null);
+        verdict["outcome"] = json!("completed");
+        verdict["output"] = input;
+    } else {
+        verdict["outcome"] = json!("retry");
+    }
+    ResumeRequest::new(INDOUBT_GATE, json!({ "verdict": verdict }))
+}
+
+/// The gates a flow's top-level `suspend` statements park on, in order (the client
+/// sends early and reordered resumes to them).
+pub fn gates_of(flow: &Value) -> Vec<String> {
+    flow["body"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["op"] == "suspend")
+        .filter_map(|s| s["on"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The effect of the `work` tool: a value that depends on (execution, step, input)
+/// only.
+pub struct CountingEffect;
+
+impl Effect for CountingEffect {
+    fn call(&self, call: &EffectCall<'_>) -> EffectResult {
+        EffectResult::of(EffectOutcome::Value(effect_output(
+            call.execution_id,
+            call.step_id,
+            call.input,
+        )))
+    }
+}
+
+/// The effect ledger's tap: a middleware around every real effect attempt (the `work`
+/// tool and every scripted one) that writes the invocation to the ledger and checks, at
+/// the moment of the call, that the log the run started from did not already settle
+/// the step: a `STEP_COMPLETED` (REPLAY-01) or a typed `STEP_FAILED`, which must be
+/// substituted with zero calls (TYPED-09). Untyped failures and unsettled attempts are
+/// re-invoked legitimately (REPLAY-09), so they are not checked here.
+pub struct LedgerTap {
     world: Arc<World>,
     client: Arc<StoreClient>,
     crash: CrashArm,
 }
 
-impl Effect for CountingEffect {
-    fn call(&self, call: &EffectCall<'_>) -> EffectResult {
+impl LedgerTap {
+    /// A tap for a runtime over `client` (whose reads say what each run started from).
+    pub fn new(world: Arc<World>, client: Arc<StoreClient>) -> LedgerTap {
+        LedgerTap::armed(world, client, CrashArm::default())
+    }
+
+    /// A tap that also crashes the run at the effect-call point armed in `crash`
+    /// (consumed by the next call of any tool).
+    pub fn armed(world: Arc<World>, client: Arc<StoreClient>, crash: CrashArm) -> LedgerTap {
+        LedgerTap {
+            world,
+            client,
+            crash,
+        }
+    }
+
+    /// Runs one attempt through `effect` and records it.
+    pub fn invoke(&self, effect: &dyn Effect, call: &EffectCall<'_>) -> EffectResult {
+        self.around(call, &mut |c| effect.call(c))
+    }
+}
+
+fn outcome_kind(o: &EffectOutcome) -> (&'static str, Value) {
+    match o {
+        EffectOutcome::Value(v) => ("value", v.clone()),
+        EffectOutcome::Typed { channel, payload } => {
+            ("typed", json!({ "channel": channel, "payload": payload }))
+        }
+        EffectOutcome::Error(e) => ("error", json!(e)),
+        EffectOutcome::Timeout => ("timeout", Value::Null),
+        EffectOutcome::InDoubt => ("indoubt", Value::Null),
+        EffectOutcome::Cancelled => ("cancelled", Value::Null),
+    }
+}
+
+impl EffectMiddleware for LedgerTap {
+    fn around(
+        &self,
+        call: &EffectCall<'_>,
+        next: &mut dyn FnMut(&EffectCall<'_>) -> EffectResult,
+    ) -> EffectResult {
         let crash = self.crash.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let output = effect_output(call.execution_id, call.step_id, call.input);
         if crash == Some(CrashPoint::BeforeEffect) {
-            // The worker dies before the effect runs: nothing was invoked.
+            // The worker dies before the effect runs: nothing was invoked, nothing is
+            // written to the ledger.
             return EffectResult {
                 crash,
-                ..EffectResult::of(EffectOutcome::Value(output))
+                ..EffectResult::of(EffectOutcome::Value(Value::Null))
             };
         }
+        let mut result = next(call);
+        if crash.is_some() {
+            // The two points after the invocation: the run stops there.
+            result.crash = crash;
+        }
+        let (outcome, output) = outcome_kind(&result.outcome);
         self.world.book().ledger.push(LedgerEntry {
             execution_id: call.execution_id.to_owned(),
             step_id: call.step_id.to_owned(),
+            tool_id: call.tool_id.to_owned(),
+            attempt: call.attempt,
             input: call.input.clone(),
-            output: output.clone(),
+            outcome,
+            output,
             t_ms: STORE_TIME.now_ms() - EPOCH_MS,
         });
-        // REPLAY-01: if the log this run started from already held STEP_COMPLETED for
-        // the step, the run must have served it. The authoritative store is read
-        // directly; it never waits, so block_on returns at once.
+        // The authoritative store is read directly; it never waits, so block_on
+        // returns at once.
         let started_from = self.client.read_len(call.execution_id).unwrap_or(0);
         let log = block_on(self.world.events().read(call.execution_id)).unwrap_or_default();
-        if let Some(done) = log.iter().find(|e| {
+        let settled = log.iter().find(|e| {
             e.sequence < started_from
-                && e.event_type == "STEP_COMPLETED"
                 && e.payload.get("stepId").and_then(Value::as_str) == Some(call.step_id)
-        }) {
+                && (e.event_type == "STEP_COMPLETED"
+                    || (e.event_type == "STEP_FAILED" && e.payload.get("channel").is_some()))
+        });
+        if let Some(done) = settled {
+            let (rule, what) = if done.event_type == "STEP_COMPLETED" {
+                ("REPLAY-01", "STEP_COMPLETED")
+            } else {
+                ("TYPED-09", "a typed STEP_FAILED")
+            };
             self.world.violate(Violation {
-                rule: "REPLAY-01".into(),
+                rule: rule.into(),
                 message: format!(
-                    "step `{}` ran again although STEP_COMPLETED was at sequence {} of the log the run started from",
-                    call.step_id, done.sequence
+                    "step `{}` ran again (attempt {}) although {what} was at sequence {} of the log the run started from",
+                    call.step_id, call.attempt, done.sequence
                 ),
                 execution_id: Some(call.execution_id.to_owned()),
                 event_index: Some(done.sequence),
             });
         }
-        EffectResult {
-            crash,
-            ..EffectResult::of(EffectOutcome::Value(output))
-        }
+        result
     }
 }
 
-/// A runtime over a fresh client, with every scenario's flow and the counting effect,
-/// reading the host clock `clock` (store time plus the host's offset).
+/// A runtime over a fresh client, with every scenario's flow, the `work` effect and the
+/// ledger tap, reading the host clock `clock` (store time plus the host's offset).
 pub fn runtime(
     world: &Arc<World>,
     scenarios: &[Scenario],
@@ -296,14 +553,8 @@ pub fn runtime_armed(
             rt.register_flow_shared(script.clone());
         }
     }
-    rt.register_effect(
-        TOOL,
-        CountingEffect {
-            world: world.clone(),
-            client,
-            crash,
-        },
-    );
+    rt.register_effect(TOOL, CountingEffect);
+    rt.add_middleware(LedgerTap::armed(world.clone(), client, crash));
     rt
 }
 
@@ -440,22 +691,27 @@ async fn drive(
         if let Some(done) = log.iter().find(|e| e.event_type == "STEP_COMPLETED") {
             let step = done.payload["stepId"].as_str().unwrap_or("");
             let input = done.payload.get("input").cloned().unwrap_or(Value::Null);
-            let effect = CountingEffect {
-                world: world.clone(),
-                client: Arc::new(StoreClient::new("buggy-runtime")),
-                crash: CrashArm::default(),
-            };
-            effect
-                .client
-                .mark_read(&scenario.execution_id, log.len() as u64);
-            effect.call(&EffectCall {
-                execution_id: &scenario.execution_id,
-                step_id: step,
-                tool_id: TOOL,
-                attempt: 1,
-                input: &input,
-                resources: &Value::Null,
-            });
+            let client = Arc::new(StoreClient::new("buggy-runtime"));
+            client.mark_read(&scenario.execution_id, log.len() as u64);
+            let tool = log
+                .iter()
+                .find(|e| {
+                    e.event_type == "STEP_STARTED"
+                        && e.payload.get("stepId").and_then(Value::as_str) == Some(step)
+                })
+                .and_then(|e| e.payload.get("toolId").and_then(Value::as_str))
+                .unwrap_or(TOOL);
+            LedgerTap::new(world.clone(), client).invoke(
+                &CountingEffect,
+                &EffectCall {
+                    execution_id: &scenario.execution_id,
+                    step_id: step,
+                    tool_id: tool,
+                    attempt: 1,
+                    input: &input,
+                    resources: &Value::Null,
+                },
+            );
         }
     }
     outcome
@@ -511,15 +767,20 @@ async fn zombie_probe(
     }
 }
 
-/// The client host: starts every execution, answers parked gates (sometimes first
-/// with hostile resumes), and ends once every execution is terminal after the safety
-/// phase, or at `deadline_ms`.
+/// The client host: starts every execution, answers parked gates and in-doubt parks
+/// (sometimes first with hostile resumes), and ends once every execution is terminal
+/// after the safety phase, or at `deadline_ms`. In the safety phase it also sends resume
+/// faults at `resume_fault_per_mille` each: early resumes (to the flow's next gate while
+/// the execution runs, before the park lands), reordered ones (a later gate's answer
+/// first), a duplicate right after an admitted answer, two concurrent resumes of one gate
+/// from two clients, and resumes to executions that have ended.
 pub async fn client(
     world: Arc<World>,
     scenarios: Arc<Vec<Scenario>>,
     faults_on: Arc<AtomicBool>,
     mut rng: Rng,
     hostile_per_mille: u64,
+    resume_fault_per_mille: u64,
     deadline_ms: u64,
 ) -> turmoil::Result {
     let name = "client";
@@ -546,17 +807,38 @@ pub async fn client(
             return Ok(());
         }
         let faults = faults_on.load(Ordering::SeqCst);
+        let resume_fault = |rng: &mut Rng| faults && rng.chance(resume_fault_per_mille);
         let mut all_terminal = true;
         for (i, s) in scenarios.iter().enumerate() {
-            let Ok(log) = StoreClient::new(name).read(&s.execution_id).await else {
+            let exec = s.execution_id.as_str();
+            let Ok(log) = StoreClient::new(name).read(exec).await else {
                 all_terminal = false;
                 continue;
             };
             let state = fold(&log);
-            if !state.status.is_terminal() {
-                all_terminal = false;
+            let gates = gates_of(&s.flow);
+            if state.status.is_terminal() {
+                // A resume to an execution that has ended (its last gate's answer
+                // again, or its first gate's): refused, nothing appended.
+                if resume_fault(&mut rng) && !gates.is_empty() {
+                    let g = last_answer[i].clone().unwrap_or_else(|| gates[0].clone());
+                    world.book().resume_faults.finished += 1;
+                    let request = ResumeRequest::new(g.clone(), answer(exec, &g));
+                    must_refuse(&world, &scenarios, exec, request, "to an ended execution").await;
+                }
+                continue;
             }
-            let Some(park) = state.suspended_on() else {
+            all_terminal = false;
+            let Some(park) = state.suspended_on().cloned() else {
+                // Running: an early resume to the next gate the flow will park on
+                // (the first one not answered in the log). Refused while the park has
+                // not landed (INGRESS-13); admitted if it landed in between.
+                if resume_fault(&mut rng) {
+                    let answered = |g: &String| log.iter().any(|e| &e.event_type == g);
+                    if let Some(g) = gates.iter().find(|g| !answered(g)).cloned() {
+                        early(&world, &scenarios, exec, &g, &mut last_answer[i]).await;
+                    }
+                }
                 continue;
             };
             if park.get("wakeAt").is_some() {
@@ -566,33 +848,176 @@ pub async fn client(
                 continue;
             };
             if faults && rng.chance(hostile_per_mille) {
-                let request = match rng.range(0, 2) {
+                let request = match rng.range(0, 3) {
                     0 => ResumeRequest::new("no-such-gate", json!({})),
                     1 => ResumeRequest::new("STEP_COMPLETED", json!({ "stepId": "s0" })),
+                    2 => ResumeRequest::new(
+                        INDOUBT_GATE,
+                        json!({ "verdict": { "stepId": "nope", "attempt": 9, "outcome": "completed" } }),
+                    ),
                     _ => match &last_answer[i] {
-                        Some(g) => ResumeRequest::new(g.clone(), answer(&s.execution_id, g)),
+                        Some(g) => ResumeRequest::new(g.clone(), answer(exec, g)),
                         None => ResumeRequest::new("no-such-gate", json!(null)),
                     },
                 };
-                hostile(&world, &scenarios, name, &s.execution_id, request).await;
+                hostile(&world, &scenarios, name, exec, request).await;
             }
-            let c = Arc::new(StoreClient::new(name));
-            let rt = runtime(&world, &scenarios, c, SimClock::skewed(world.skew_of(name)));
-            if rt
-                .resume(
-                    &s.execution_id,
-                    ResumeRequest::new(gate.clone(), answer(&s.execution_id, &gate)),
-                )
-                .await
-                .is_ok()
-            {
+            if resume_fault(&mut rng) {
+                // Reordered: a later gate's answer arrives before this one's.
+                let later = gates.iter().skip_while(|g| **g != gate).nth(1).cloned();
+                if let Some(g) = later {
+                    world.book().resume_faults.reordered += 1;
+                    let request = ResumeRequest::new(g.clone(), answer(exec, &g));
+                    must_refuse(&world, &scenarios, exec, request, "reordered").await;
+                }
+            }
+            let request = resume_for(exec, &park, &log);
+            let admitted = if resume_fault(&mut rng) {
+                concurrent(&world, &scenarios, exec, request.clone()).await
+            } else {
+                let c = Arc::new(StoreClient::new(name));
+                let rt = runtime(&world, &scenarios, c, SimClock::skewed(world.skew_of(name)));
+                rt.resume(exec, request.clone()).await.is_ok()
+            };
+            if admitted {
                 world.book().answers_sent += 1;
                 last_answer[i] = Some(gate);
+                if resume_fault(&mut rng) {
+                    // The same answer again, right after it was admitted.
+                    world.book().resume_faults.duplicate += 1;
+                    must_refuse(&world, &scenarios, exec, request, "duplicate").await;
+                }
             }
         }
         if all_terminal && !faults {
             return Ok(());
         }
+    }
+}
+
+/// An early resume of gate `g`, which the execution has not parked on yet. Ingress
+/// must refuse it while the execution runs (INGRESS-13) and append nothing
+/// (INGRESS-15); if the park landed between the client's read and the resume's, it is
+/// a proper answer.
+async fn early(
+    world: &Arc<World>,
+    scenarios: &[Scenario],
+    exec: &str,
+    g: &str,
+    last_answer: &mut Option<String>,
+) {
+    world.book().resume_faults.early += 1;
+    let c = Arc::new(StoreClient::new("client"));
+    let rt = runtime(world, scenarios, c.clone(), client_clock(world));
+    match rt
+        .resume(exec, ResumeRequest::new(g, answer(exec, g)))
+        .await
+    {
+        Ok(_) => {
+            let mut book = world.book();
+            book.resume_faults.early_admitted += 1;
+            book.answers_sent += 1;
+            *last_answer = Some(g.to_owned());
+        }
+        Err(RuntimeError::Ingress(e)) => {
+            world.book().resume_faults.early_refused += 1;
+            refused_appends_nothing(world, &c, exec, g, &e.to_string());
+        }
+        Err(_) => {}
+    }
+}
+
+/// Two clients resume the same gate at once. At most one may be admitted (the other is
+/// refused by ingress, having read the log after the first landed, or by the store's
+/// optimistic check), and the one refused appends nothing. Returns whether one was
+/// admitted.
+async fn concurrent(
+    world: &Arc<World>,
+    scenarios: &[Scenario],
+    exec: &str,
+    request: ResumeRequest,
+) -> bool {
+    world.book().resume_faults.concurrent += 1;
+    let (ca, cb) = (
+        Arc::new(StoreClient::new("client")),
+        Arc::new(StoreClient::new("client-b")),
+    );
+    let (ra, rb) = (
+        runtime(world, scenarios, ca.clone(), client_clock(world)),
+        runtime(world, scenarios, cb.clone(), client_clock(world)),
+    );
+    let (a, b) = tokio::join!(
+        ra.resume(exec, request.clone()),
+        rb.resume(exec, request.clone())
+    );
+    // A client's first append is its resume batch: an append through it means the
+    // resume was admitted and landed.
+    let landed = |c: &StoreClient| c.appends.load(Ordering::SeqCst) > 0;
+    if landed(&ca) && landed(&cb) {
+        world.violate(Violation {
+            rule: "INGRESS-03".into(),
+            message: format!(
+                "two concurrent resumes of `{}` were both admitted and appended",
+                request.event_type
+            ),
+            execution_id: Some(exec.to_owned()),
+            event_index: None,
+        });
+    }
+    for (r, c) in [(&a, &ca), (&b, &cb)] {
+        if let Err(RuntimeError::Ingress(e)) = r {
+            world.book().resume_faults.refused += 1;
+            refused_appends_nothing(world, c, exec, &request.event_type, &e.to_string());
+        }
+    }
+    a.is_ok() || b.is_ok() || landed(&ca) || landed(&cb)
+}
+
+/// Sends a resume fault that ingress must refuse (a duplicate, a reordered answer, a
+/// resume to an ended execution): admitting it is an INGRESS-03 violation (a gate
+/// resume needs the execution parked on that gate), and the refusal must append
+/// nothing (INGRESS-15).
+async fn must_refuse(
+    world: &Arc<World>,
+    scenarios: &[Scenario],
+    exec: &str,
+    request: ResumeRequest,
+    what: &str,
+) {
+    let c = Arc::new(StoreClient::new("client"));
+    let rt = runtime(world, scenarios, c.clone(), client_clock(world));
+    let kind = request.event_type.clone();
+    match rt.resume(exec, request).await {
+        Err(RuntimeError::Ingress(e)) => {
+            world.book().resume_faults.refused += 1;
+            refused_appends_nothing(world, &c, exec, &kind, &e.to_string());
+        }
+        Ok(_) => world.violate(Violation {
+            rule: "INGRESS-03".into(),
+            message: format!("a {what} resume of `{kind}` was admitted"),
+            execution_id: Some(exec.to_owned()),
+            event_index: None,
+        }),
+        // A store error (a partition, a timeout) refused nothing.
+        Err(_) => {}
+    }
+}
+
+/// The client host's clock (store time plus its offset).
+fn client_clock(world: &World) -> SimClock {
+    SimClock::skewed(world.skew_of("client"))
+}
+
+/// INGRESS-15: a refused resume appended nothing through its client.
+fn refused_appends_nothing(world: &World, c: &StoreClient, exec: &str, kind: &str, why: &str) {
+    let appended = c.appends.load(Ordering::SeqCst);
+    if appended != 0 {
+        world.violate(Violation {
+            rule: "INGRESS-15".into(),
+            message: format!("a refused `{kind}` resume ({why}) appended {appended} batch(es)"),
+            execution_id: Some(exec.to_owned()),
+            event_index: None,
+        });
     }
 }
 

@@ -49,6 +49,7 @@ use serde_json::{json, Value};
 pub use check::RULES;
 pub use hosts::CRASH_POINTS;
 use hosts::{Scenario, WorkerFaults};
+pub use net::ResumeFaults;
 use net::{Book, World, STORE_HOST, TARGET};
 use rng::Rng;
 use store::SimStore;
@@ -186,6 +187,9 @@ pub struct SimConfig {
     pub zombie_per_mille_max: u64,
     /// Cap on the chance of a hostile resume before each answer, per mille.
     pub hostile_per_mille_max: u64,
+    /// Cap on the chance of each client resume fault (early, reordered, duplicate,
+    /// concurrent, to an ended execution) at each opportunity, per mille.
+    pub resume_fault_per_mille_max: u64,
     /// A bug to plant (tests only).
     pub bug: Option<PlantedBug>,
     /// A named workload: flow scripts the executions run instead of generated ones.
@@ -207,6 +211,7 @@ impl Default for SimConfig {
             crash_per_mille_max: 500,
             zombie_per_mille_max: 600,
             hostile_per_mille_max: 400,
+            resume_fault_per_mille_max: 300,
             bug: None,
             flows: None,
             park_delay_ms: 0,
@@ -300,6 +305,20 @@ pub struct SimStats {
     pub calls_timed_out: u64,
     /// Seeds that ran with each fault kind of [`FAULT_KINDS`] switched off (swarm).
     pub swarm_off: [u64; FAULT_KINDS.len()],
+    /// The client's resume faults (early, duplicate, reordered, concurrent, to ended
+    /// executions) and how many were refused.
+    pub resume_faults: net::ResumeFaults,
+    /// `STEP_RETRYING` facts in the final logs (a retry middleware's next attempt).
+    pub retries: u64,
+    /// Step runs that continued an attempt count after a crash or a fence (a
+    /// `STEP_STARTED` with an attempt above 1).
+    pub attempts_continued: u64,
+    /// Untyped `STEP_FAILED` facts (errors and timeouts) in the final logs.
+    pub untyped_failures: u64,
+    /// Typed `STEP_FAILED` facts (a channel) in the final logs.
+    pub typed_failures: u64,
+    /// In-doubt verdicts in the final logs (`__loom_verdict:` decisions).
+    pub verdicts: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -336,6 +355,7 @@ struct Setup {
     scenarios: Vec<Scenario>,
     faults: WorkerFaults,
     hostile_per_mille: u64,
+    resume_fault_per_mille: u64,
     latency_ms: (u64, u64),
     schedule: Vec<(u64, Fault)>,
     /// Clock offset per skewed host (`worker-<i>`, `client`), ms from store time.
@@ -417,7 +437,9 @@ fn apply_swarm(setup: &mut Setup) {
         setup.faults.zombie_per_mille = 0;
     }
     if is_off("hostile") {
+        // The client's resume faults are hostile client behaviour too.
         setup.hostile_per_mille = 0;
+        setup.resume_fault_per_mille = 0;
     }
     if is_off("loss") {
         setup.loss_per_mille.clear();
@@ -497,11 +519,14 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
     let (loss_per_mille, network) = draw_network(seed, config, workers);
     schedule.extend(network);
     schedule.sort_by_key(|(at, _)| *at);
+    // Its own stream, so adding it left every other draw of a seed as it was.
+    let resume_fault_per_mille = Rng::derive(seed, 2).range(0, config.resume_fault_per_mille_max);
     let mut setup = Setup {
         workers,
         scenarios,
         faults,
         hostile_per_mille,
+        resume_fault_per_mille,
         latency_ms,
         schedule,
         clock_skew_ms: draw_skew(seed, workers),
@@ -519,6 +544,8 @@ fn schedule_json(seed: u64, setup: &Setup) -> Value {
         "crashPerMille": setup.faults.crash_per_mille,
         "zombiePerMille": setup.faults.zombie_per_mille,
         "hostilePerMille": setup.hostile_per_mille,
+        "resumeFaultPerMille": setup.resume_fault_per_mille,
+        "parkDelayMs": setup.faults.park_delay_ms,
         "latencyMs": [setup.latency_ms.0, setup.latency_ms.1],
         "clockSkewMs": setup.clock_skew_ms,
         "lossPerMille": setup.loss_per_mille,
@@ -542,6 +569,13 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
         v.get(k)
             .and_then(Value::as_u64)
             .ok_or_else(|| format!("schedule: `{k}` must be a non-negative integer"))
+    };
+    // Fields added after the first schedule files: absent means their old default.
+    let optional = |k: &str, default: u64| match v.get(k) {
+        None => Ok(default),
+        Some(x) => x
+            .as_u64()
+            .ok_or_else(|| format!("schedule: `{k}` must be a non-negative integer")),
     };
     let workers = num("workers")? as usize;
     if !(1..=WORKERS_MAX as usize * 4).contains(&workers) {
@@ -678,9 +712,10 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
             crash_per_mille: num("crashPerMille")?,
             zombie_per_mille: num("zombiePerMille")?,
             lease_ms: config.lease_ms,
-            park_delay_ms: config.park_delay_ms,
+            park_delay_ms: optional("parkDelayMs", config.park_delay_ms)?,
         },
         hostile_per_mille: num("hostilePerMille")?,
+        resume_fault_per_mille: optional("resumeFaultPerMille", 0)?,
         latency_ms: latency,
         schedule,
         clock_skew_ms,
@@ -892,8 +927,18 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         let (world, scenarios, faults_on) = (world.clone(), scenarios.clone(), faults_on.clone());
         let rng = Rng::derive(seed, 1);
         let hostile = setup.hostile_per_mille;
+        let resume_faults = setup.resume_fault_per_mille;
         sim.client("client", async move {
-            hosts::client(world, scenarios, faults_on, rng, hostile, deadline_ms).await
+            hosts::client(
+                world,
+                scenarios,
+                faults_on,
+                rng,
+                hostile,
+                resume_faults,
+                deadline_ms,
+            )
+            .await
         });
     }
     // The sweeper is the dispatcher's half that watches the log: it re-queues every
@@ -1117,6 +1162,8 @@ fn finish(
                 .iter()
                 .filter(|(_, l)| l.iter().any(|e| e.event_type == "EXECUTION_COMPLETED"))
                 .count() as u64,
+            resume_faults: book.resume_faults,
+            ..log_counts(&logs)
         }
     };
     let ledger = world.book().ledger.iter().map(|e| e.to_value()).collect();
@@ -1146,6 +1193,31 @@ fn finish(
         }
     }
     outcome
+}
+
+/// The workload coverage counted on the final logs: retries, continued attempt counts,
+/// failures by kind and in-doubt verdicts.
+fn log_counts(logs: &[(String, Vec<loom_kernel::EventEnvelope>)]) -> SimStats {
+    let mut s = SimStats::default();
+    for e in logs.iter().flat_map(|(_, l)| l) {
+        match e.event_type.as_str() {
+            "STEP_RETRYING" => s.retries += 1,
+            "STEP_STARTED" if e.payload["attempt"].as_u64().is_some_and(|a| a > 1) => {
+                s.attempts_continued += 1
+            }
+            "STEP_FAILED" if e.payload.get("channel").is_some() => s.typed_failures += 1,
+            "STEP_FAILED" => s.untyped_failures += 1,
+            "DECISION_RECORDED"
+                if e.payload["id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with("__loom_verdict:")) =>
+            {
+                s.verdicts += 1
+            }
+            _ => {}
+        }
+    }
+    s
 }
 
 /// The outcome of a seed whose store could not be opened: an `error` result per rule
@@ -1249,6 +1321,20 @@ impl SimStats {
         for (mine, theirs) in self.swarm_off.iter_mut().zip(other.swarm_off) {
             *mine += theirs;
         }
+        self.retries += other.retries;
+        self.attempts_continued += other.attempts_continued;
+        self.untyped_failures += other.untyped_failures;
+        self.typed_failures += other.typed_failures;
+        self.verdicts += other.verdicts;
+        let (r, o) = (&mut self.resume_faults, &other.resume_faults);
+        r.early += o.early;
+        r.early_refused += o.early_refused;
+        r.early_admitted += o.early_admitted;
+        r.duplicate += o.duplicate;
+        r.reordered += o.reordered;
+        r.concurrent += o.concurrent;
+        r.finished += o.finished;
+        r.refused += o.refused;
     }
 
     /// The fault and coverage counts as `name=count` pairs, for a summary line.
@@ -1277,7 +1363,9 @@ impl SimStats {
 
     fn fault_counts(&self) -> String {
         format!(
-            "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={}",
+            "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={} \
+             early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} \
+             retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -1291,7 +1379,20 @@ impl SimStats {
             self.skewed_hosts,
             self.skew_early_fires,
             self.effect_calls,
-            self.completed
+            self.completed,
+            self.resume_faults.early,
+            self.resume_faults.early_refused,
+            self.resume_faults.early_admitted,
+            self.resume_faults.duplicate,
+            self.resume_faults.reordered,
+            self.resume_faults.concurrent,
+            self.resume_faults.finished,
+            self.resume_faults.refused,
+            self.retries,
+            self.attempts_continued,
+            self.untyped_failures,
+            self.typed_failures,
+            self.verdicts
         )
     }
 }

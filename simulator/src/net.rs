@@ -144,6 +144,31 @@ pub struct Book {
     /// not on the firing host's clock (a host ahead of the store): allowed, and the
     /// evidence that clock skew reached the timers.
     pub skew_early_fires: u64,
+    /// Client resume faults sent, and what became of them.
+    pub resume_faults: ResumeFaults,
+}
+
+/// Counts of the client's resume faults (INGRESS-13, INGRESS-15 evidence).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResumeFaults {
+    /// Resumes sent to a gate before the execution parked there (it was running).
+    pub early: u64,
+    /// Early resumes ingress refused because the park had not landed (INGRESS-13).
+    pub early_refused: u64,
+    /// Early resumes admitted because the park landed between the client's look and
+    /// its resume (the window closed in the answer's favour).
+    pub early_admitted: u64,
+    /// A resume sent again right after it was admitted.
+    pub duplicate: u64,
+    /// A later gate's answer sent before the gate the execution is parked on.
+    pub reordered: u64,
+    /// Pairs of resumes of the same gate sent at once by two clients.
+    pub concurrent: u64,
+    /// Resumes sent to executions that had ended.
+    pub finished: u64,
+    /// Resume faults refused (by ingress, or by the store's optimistic check for the
+    /// loser of a concurrent pair) with nothing appended.
+    pub refused: u64,
 }
 
 /// One real effect invocation.
@@ -153,9 +178,16 @@ pub struct LedgerEntry {
     pub execution_id: String,
     /// The step.
     pub step_id: String,
+    /// The tool the step resolved through.
+    pub tool_id: String,
+    /// The attempt, from 1.
+    pub attempt: u64,
     /// The input the effect was called with.
     pub input: Value,
-    /// What it returned.
+    /// How the call ended: `value`, `typed`, `error`, `timeout`, `indoubt` or
+    /// `cancelled`.
+    pub outcome: &'static str,
+    /// What it returned: the value, the typed failure, the error message, or null.
     pub output: Value,
     /// Simulated time of the call, milliseconds since the start.
     pub t_ms: i64,
@@ -165,7 +197,8 @@ impl LedgerEntry {
     /// The entry as one JSON line of `ledger.jsonl`.
     pub fn to_value(&self) -> Value {
         json!({ "t": self.t_ms, "exec": self.execution_id, "step": self.step_id,
-            "input": self.input, "output": self.output })
+            "tool": self.tool_id, "attempt": self.attempt, "input": self.input,
+            "outcome": self.outcome, "output": self.output })
     }
 }
 
@@ -636,7 +669,20 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
                     });
                 }
             }
-            book.acked.insert((exec.clone(), seq), envelope);
+            // SPI-23: a store acknowledges each sequence once; a second acknowledgement
+            // at a sequence means the first event there was lost (and the later map
+            // entry would otherwise hide the loss from the final check).
+            if let Some(first) = book.acked.insert((exec.clone(), seq), envelope) {
+                let kind = first["eventType"].as_str().unwrap_or("?").to_owned();
+                book.violations.push(Violation {
+                    rule: "SPI-23".into(),
+                    message: format!(
+                        "the store acknowledged sequence {seq} a second time; the `{kind}` it acknowledged there first was lost"
+                    ),
+                    execution_id: Some(exec.clone()),
+                    event_index: Some(seq),
+                });
+            }
         }
         book.unsynced.insert(exec.clone(), ack.first_sequence);
     }

@@ -146,6 +146,7 @@ pub fn run(args: SimArgs) -> u8 {
             crash_per_mille_max: 1000,
             zombie_per_mille_max: 1000,
             hostile_per_mille_max: 1000,
+            resume_fault_per_mille_max: 1000,
             ..SimConfig::default()
         }
     } else {
