@@ -48,6 +48,7 @@ use serde_json::{json, Value};
 
 pub use check::RULES;
 pub use hosts::CRASH_POINTS;
+pub use hosts::RETRY_FAILURES_MAX;
 use hosts::{Scenario, WorkerFaults};
 pub use net::ResumeFaults;
 use net::{Book, World, STORE_HOST, TARGET};

@@ -484,6 +484,14 @@ fn docs_state_the_simulator_limits() {
             loom_sim::SWARM_OFF_PER_MILLE == 250,
         ),
         (kinds.as_str(), true),
+        (
+            "1 to 3 (`RETRY_FAILURES_MAX`)",
+            loom_sim::RETRY_FAILURES_MAX == 3,
+        ),
+        (
+            "(300 per mille by default, 1000 with `--stormy`",
+            SimConfig::default().resume_fault_per_mille_max == 300,
+        ),
     ];
     for (text, holds) in claims.into_iter().chain(more) {
         assert!(
