@@ -457,6 +457,123 @@ mod tests {
         assert!(rules(&out).contains(&"EMIT-01"), "{out:?}");
     }
 
+    /// Identical emits on purpose: the crash-free run stamps both copies with one
+    /// digest (EMIT-01 allows as many stamped copies as the uninterrupted run emits),
+    /// so two pass and a third stamped copy is a violation.
+    #[test]
+    fn emit_01_identical_emits_on_purpose_bound_the_stamped_copies() {
+        let s = Scenario::new(
+            "exec-0".into(),
+            json!({ "flowId": "flow-0", "body": [
+                { "op": "emit", "eventType": "app.note", "payload": { "i": 1 } },
+                { "op": "emit", "eventType": "app.note", "payload": { "i": 1 } },
+                { "op": "run", "stepId": "s0", "toolId": TOOL, "input": { "i": 0 } },
+                { "op": "complete", "output": { "done": 3 } }
+            ]}),
+            json!({ "n": 0 }),
+        );
+        let mut log = reference_log(&s).expect("the reference run finishes");
+        let stamped: Vec<&EventEnvelope> = log.iter().filter(|e| e.flow_emit().is_some()).collect();
+        assert_eq!(stamped.len(), 2, "both copies are stamped");
+        assert_eq!(
+            stamped[0].flow_emit(),
+            stamped[1].flow_emit(),
+            "with one digest"
+        );
+        let ok = final_checks(std::slice::from_ref(&s), &[("exec-0".into(), log.clone())]);
+        assert!(ok.is_empty(), "{ok:?}");
+        let mut third = stamped[0].clone();
+        let end = log.pop().expect("EXECUTION_COMPLETED");
+        third.sequence = log.len() as u64;
+        third.id = format!("exec-0:{}", third.sequence);
+        log.push(third);
+        let mut end = end;
+        end.sequence = log.len() as u64;
+        end.id = format!("exec-0:{}", end.sequence);
+        log.push(end);
+        let out = final_checks(&[s], &[("exec-0".into(), log)]);
+        assert!(rules(&out).contains(&"EMIT-01"), "{out:?}");
+    }
+
+    fn entry(
+        step: &str,
+        attempt: u64,
+        outcome: &'static str,
+        output: Value,
+    ) -> crate::net::LedgerEntry {
+        crate::net::LedgerEntry {
+            execution_id: "exec-0".into(),
+            step_id: step.into(),
+            tool_id: "t".into(),
+            attempt,
+            input: Value::Null,
+            outcome,
+            output,
+            t_ms: 0,
+        }
+    }
+
+    fn event(seq: u64, kind: &str, payload: Value) -> EventEnvelope {
+        EventEnvelope {
+            id: format!("exec-0:{seq}"),
+            workflow_id: "flow-0".into(),
+            execution_id: "exec-0".into(),
+            event_type: kind.into(),
+            sequence: seq,
+            timestamp_ms: 0,
+            payload,
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn replay_09_an_attempt_invoked_twice_is_a_violation() {
+        let fine = [
+            entry("r", 1, "error", json!("e")),
+            entry("r", 2, "value", json!(1)),
+        ];
+        assert!(ledger_backs_every_output(&fine, &[]).is_empty());
+        let twice = [
+            entry("r", 1, "error", json!("e")),
+            entry("r", 1, "value", json!(1)),
+        ];
+        assert_eq!(
+            rules(&ledger_backs_every_output(&twice, &[])),
+            ["REPLAY-09"]
+        );
+    }
+
+    #[test]
+    fn replay_02_a_completion_is_backed_by_an_invocation_or_a_verdict() {
+        let done = event(
+            1,
+            "STEP_COMPLETED",
+            json!({ "stepId": "q", "output": { "i": 3 } }),
+        );
+        let verdict = event(
+            0,
+            "DECISION_RECORDED",
+            json!({ "id": "__loom_verdict:q#1", "choice": { "stepId": "q", "attempt": 1, "outcome": "completed", "output": { "i": 3 } } }),
+        );
+        let doubt = [entry("q", 1, "indoubt", Value::Null)];
+        let logs = [("exec-0".to_owned(), vec![verdict.clone(), done.clone()])];
+        assert!(ledger_backs_every_output(&doubt, &logs).is_empty());
+        let invoked = [entry("q", 1, "value", json!({ "i": 3 }))];
+        let plain = [("exec-0".to_owned(), vec![done.clone()])];
+        assert!(ledger_backs_every_output(&invoked, &plain).is_empty());
+        // Neither an invocation returned it nor a verdict settled it: invented.
+        assert_eq!(
+            rules(&ledger_backs_every_output(&doubt, &plain)),
+            ["REPLAY-02"]
+        );
+        // A failed invocation's output backs nothing.
+        let failed = [entry("q", 1, "typed", json!({ "i": 3 }))];
+        assert_eq!(
+            rules(&ledger_backs_every_output(&failed, &plain)),
+            ["REPLAY-02"]
+        );
+    }
+
     #[test]
     fn spi_23_a_gap_is_a_violation() {
         let (s, mut log) = finished();
