@@ -684,35 +684,51 @@ async fn drive(
         return Ok(None);
     }
     let outcome = rt.recover(&scenario.execution_id).await.map(Some);
-    if world.bug == Some(PlantedBug::RuntimeRerunsCompletedEffect) {
-        // The planted runtime bug: after recovering, it runs the first completed
-        // step's effect again (as a runtime that rebuilt its step table from the
-        // wrong point would).
-        if let Some(done) = log.iter().find(|e| e.event_type == "STEP_COMPLETED") {
-            let step = done.payload["stepId"].as_str().unwrap_or("");
-            let input = done.payload.get("input").cloned().unwrap_or(Value::Null);
-            let client = Arc::new(StoreClient::new("buggy-runtime"));
-            client.mark_read(&scenario.execution_id, log.len() as u64);
-            let tool = log
-                .iter()
-                .find(|e| {
-                    e.event_type == "STEP_STARTED"
-                        && e.payload.get("stepId").and_then(Value::as_str) == Some(step)
-                })
-                .and_then(|e| e.payload.get("toolId").and_then(Value::as_str))
-                .unwrap_or(TOOL);
-            LedgerTap::new(world.clone(), client).invoke(
-                &CountingEffect,
-                &EffectCall {
-                    execution_id: &scenario.execution_id,
-                    step_id: step,
-                    tool_id: tool,
-                    attempt: 1,
-                    input: &input,
-                    resources: &Value::Null,
-                },
-            );
+    // Planted runtime bugs (the worker standing in for a buggy runtime): after
+    // recovering, invoke a step's effect that a correct runtime never invokes again.
+    let first = |pick: &dyn Fn(&EventEnvelope) -> bool| log.iter().find(|e| pick(e));
+    let replayed = match world.bug {
+        // As a runtime that rebuilt its step table from the wrong point would: the
+        // first completed step runs again.
+        Some(PlantedBug::RuntimeRerunsCompletedEffect) => {
+            first(&|e| e.event_type == "STEP_COMPLETED").map(|e| (e, 1))
         }
+        // The attempt count restarts at 1 for the first step that was retried.
+        Some(PlantedBug::RuntimeRestartsAttemptCount) => {
+            first(&|e| e.event_type == "STEP_RETRYING").map(|e| (e, 1))
+        }
+        // A recorded typed failure is run again instead of substituted.
+        Some(PlantedBug::RuntimeRerunsTypedFailure) => {
+            first(&|e| e.event_type == "STEP_FAILED" && e.payload.get("channel").is_some())
+                .map(|e| (e, 1))
+        }
+        _ => None,
+    };
+    if let Some((settled, attempt)) = replayed {
+        let step = settled.payload["stepId"].as_str().unwrap_or("");
+        let started = log.iter().find(|e| {
+            e.event_type == "STEP_STARTED"
+                && e.payload.get("stepId").and_then(Value::as_str) == Some(step)
+        });
+        let input = started
+            .and_then(|e| e.payload.get("input").cloned())
+            .unwrap_or(Value::Null);
+        let tool = started
+            .and_then(|e| e.payload.get("toolId").and_then(Value::as_str))
+            .unwrap_or(TOOL);
+        let client = Arc::new(StoreClient::new("buggy-runtime"));
+        client.mark_read(&scenario.execution_id, log.len() as u64);
+        LedgerTap::new(world.clone(), client).invoke(
+            &CountingEffect,
+            &EffectCall {
+                execution_id: &scenario.execution_id,
+                step_id: step,
+                tool_id: tool,
+                attempt,
+                input: &input,
+                resources: &Value::Null,
+            },
+        );
     }
     outcome
 }

@@ -142,11 +142,17 @@ pub enum PlantedBug {
     /// The store checks the fence, waits, then writes without checking again, so a
     /// fence taken in between does not stop the old holder (PLACE-05).
     NonAtomicFenceCheck,
+    /// After recovering an execution, the runtime counts a retried step's attempts
+    /// from 1 again and re-invokes attempt 1 (REPLAY-09: an attempt number of its own).
+    RuntimeRestartsAttemptCount,
+    /// After recovering an execution, the runtime re-invokes a step whose typed failure
+    /// is recorded instead of substituting it (TYPED-09).
+    RuntimeRerunsTypedFailure,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 9] = [
+    pub const ALL: [PlantedBug; 11] = [
         PlantedBug::StoreIgnoresFence,
         PlantedBug::StaleReadsBlindAppends,
         PlantedBug::CorruptStepOutputOnRead,
@@ -156,6 +162,8 @@ impl PlantedBug {
         PlantedBug::RuntimeRerunsCompletedEffect,
         PlantedBug::AckThenLoseOnRestart,
         PlantedBug::NonAtomicFenceCheck,
+        PlantedBug::RuntimeRestartsAttemptCount,
+        PlantedBug::RuntimeRerunsTypedFailure,
     ];
 
     /// The rule whose invariant must catch this bug.
@@ -169,6 +177,8 @@ impl PlantedBug {
             PlantedBug::TimerFiresEarly => "REPLAY-10",
             PlantedBug::SecondLiveLease => "PLACE-02",
             PlantedBug::AckThenLoseOnRestart => "SPI-23",
+            PlantedBug::RuntimeRestartsAttemptCount => "REPLAY-09",
+            PlantedBug::RuntimeRerunsTypedFailure => "TYPED-09",
         }
     }
 }

@@ -209,6 +209,16 @@ fn replay_01_planted_runtime_rerunning_a_completed_effect_after_recovery_is_caug
 }
 
 #[test]
+fn replay_09_planted_runtime_restarting_the_attempt_count_after_recovery_is_caught() {
+    assert_caught(PlantedBug::RuntimeRestartsAttemptCount);
+}
+
+#[test]
+fn typed_09_planted_runtime_rerunning_a_typed_failure_after_recovery_is_caught() {
+    assert_caught(PlantedBug::RuntimeRerunsTypedFailure);
+}
+
+#[test]
 fn spi_23_planted_store_losing_an_acknowledged_write_on_restart_is_caught() {
     assert_caught(PlantedBug::AckThenLoseOnRestart);
 }
