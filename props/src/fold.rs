@@ -821,7 +821,21 @@ pub(crate) fn versioned_fold_events(
     k: usize,
     events: &[EventEnvelope],
 ) -> Result<(), PropertyViolation> {
-    let old = loom_kernel::fold_as(writer, &ExecutionState::new(), events);
+    // The writer's prefix state at the snapshot point, and its whole fold continued from
+    // it: one pass over the log instead of two (the reference fold is a left fold; this
+    // property is not the one that checks FOLD-01).
+    let at = (!events.is_empty() && writer.has(20)).then(|| k % events.len());
+    let (prefix, old) = match at {
+        Some(k) => {
+            let prefix = loom_kernel::fold_as(writer, &ExecutionState::new(), &events[..=k]);
+            let old = loom_kernel::fold_as(writer, &prefix, &events[k + 1..]);
+            (Some(prefix), old)
+        }
+        None => (
+            None,
+            loom_kernel::fold_as(writer, &ExecutionState::new(), events),
+        ),
+    };
     let record = SnapshotRecord::capture_as(writer, &old, events.last().map_or(0, |e| e.sequence));
     let once = normalize_snapshot_state(&record).map_err(|e| {
         PropertyViolation::new(
@@ -891,9 +905,7 @@ pub(crate) fn versioned_fold_events(
         }
     }
 
-    if !events.is_empty() && writer.has(20) {
-        let k = k % events.len();
-        let prefix = loom_kernel::fold_as(writer, &ExecutionState::new(), &events[..=k]);
+    if let (Some(k), Some(prefix)) = (at, prefix) {
         let rec = SnapshotRecord::capture_as(writer, &prefix, events[k].sequence);
         let normalized = normalize_snapshot_state(&rec).map_err(|e| {
             PropertyViolation::new(
