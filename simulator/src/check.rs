@@ -310,6 +310,128 @@ pub fn ledger_backs_every_output(
     out
 }
 
+/// What the stored-snapshot check found.
+pub struct StoredSnapshots {
+    /// Snapshots whose restore differs from the full fold beyond the allowances.
+    pub violations: Vec<Violation>,
+    /// Snapshots written by a worker folding at an older minor.
+    pub old_writers: u64,
+    /// Of those, the ones holding `input` on a settled frame (SNAP-11's stray input).
+    pub stray_inputs: u64,
+}
+
+/// Removes `seq` from every `_decisions` entry in `v`: SNAP-06 and SNAP-07 allow a
+/// snapshot chain that passed through a pre-1.24 node to lack it.
+fn strip_decision_seq(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if k == loom_kernel::fold::keys::DECISIONS {
+                    if let Some(entries) = x.as_object_mut() {
+                        for e in entries.values_mut() {
+                            if let Some(e) = e.as_object_mut() {
+                                e.remove("seq");
+                            }
+                        }
+                    }
+                } else {
+                    strip_decision_seq(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_decision_seq),
+        _ => {}
+    }
+}
+
+/// SNAP-01 over every snapshot the runtimes stored during the run, in a fleet whose
+/// workers may fold at older minors: the snapshot, normalized, plus the tail of the
+/// final log folds to the full fold of the final log. The spec's documented
+/// differences are allowed and nothing else: `_decisions[*].seq` when a pre-1.24 node
+/// ran (SNAP-06, SNAP-07), the shapes `documented_exception` names for the writer's
+/// minor (SNAP-04, decision 0003, SNAP-11's retry on a settled frame). SNAP-11's stray
+/// `input` on settled frames is removed by normalization (SNAP-10), so it must not
+/// show; old writers' snapshots that hold one are counted (the window was reached).
+pub fn stored_snapshots(
+    saved: &[(String, SnapshotRecord, String)],
+    logs: &[(String, Vec<EventEnvelope>)],
+    pre_1_24: bool,
+) -> StoredSnapshots {
+    let mut out = StoredSnapshots {
+        violations: Vec::new(),
+        old_writers: 0,
+        stray_inputs: 0,
+    };
+    for (exec, record, host) in saved {
+        let Some((_, log)) = logs.iter().find(|(id, _)| id == exec) else {
+            continue;
+        };
+        let Ok(writer) = loom_kernel::FoldVersion::parse(&record.schema_version) else {
+            out.violations.push(Violation {
+                rule: "SNAP-01".into(),
+                message: format!(
+                    "{host} stored a snapshot labelled `{}`, not a schema this fold knows",
+                    record.schema_version
+                ),
+                execution_id: Some(exec.clone()),
+                event_index: Some(record.sequence),
+            });
+            continue;
+        };
+        if writer != loom_kernel::FoldVersion::CURRENT {
+            out.old_writers += 1;
+            let stray = record.state["frames"].as_object().is_some_and(|frames| {
+                frames.values().any(|f| {
+                    f.get("input").is_some()
+                        && matches!(
+                            f.get("status").and_then(Value::as_str),
+                            Some("completed" | "failed" | "cancelled")
+                        )
+                })
+            });
+            if stray {
+                out.stray_inputs += 1;
+            }
+            if loom_kernel::snapshot::documented_exception(writer, log).is_some() {
+                continue;
+            }
+        }
+        let restored = restore(record, log)
+            .ok()
+            .and_then(|s| serde_json::to_value(s).ok());
+        let mut full = serde_json::to_value(fold(log)).unwrap_or(Value::Null);
+        let Some(mut restored) = restored else {
+            out.violations.push(Violation {
+                rule: "SNAP-01".into(),
+                message: format!(
+                    "the {writer} snapshot {host} stored at sequence {} does not restore",
+                    record.sequence
+                ),
+                execution_id: Some(exec.clone()),
+                event_index: Some(record.sequence),
+            });
+            continue;
+        };
+        if pre_1_24 {
+            strip_decision_seq(&mut restored);
+            strip_decision_seq(&mut full);
+        }
+        if restored != full {
+            out.violations.push(Violation {
+                rule: "SNAP-01".into(),
+                message: format!(
+                    "the {writer} snapshot {host} stored at sequence {} plus the tail differs from the full fold{}",
+                    record.sequence,
+                    if pre_1_24 { " beyond SNAP-06/07's decision seq" } else { "" }
+                ),
+                execution_id: Some(exec.clone()),
+                event_index: Some(record.sequence),
+            });
+        }
+    }
+    out
+}
+
 /// EMIT-01's containment half: every emit of the crash-free run is in the final log
 /// at least as often. Returns the first one missing.
 fn missing_emit(reference: &[EventEnvelope], log: &[EventEnvelope]) -> Option<String> {

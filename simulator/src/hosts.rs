@@ -8,9 +8,10 @@ use loom_kernel::fold::INDOUBT_GATE;
 use loom_kernel::ingress::ResumeRequest;
 use loom_kernel::runtime::{
     block_on, CrashPoint, Effect, EffectCall, EffectMiddleware, EffectOutcome, EffectResult,
-    FaultPlan, FlowScript, RunOutcome, Runtime, RuntimeConfig, RuntimeError,
+    FaultPlan, FlowScript, RunOutcome, Runtime, RuntimeConfig, RuntimeError, SnapshotPolicy,
 };
 use loom_kernel::spi::{Clock, EventStore, ExecutionPackage};
+use loom_kernel::FoldVersion;
 use loom_kernel::{fold, EventEnvelope};
 use serde_json::{json, Value};
 
@@ -31,6 +32,9 @@ pub const FLOW_STATEMENTS_MAX: u64 = 7;
 /// Latest `sleepUntil` instant a generated flow waits for, in simulated milliseconds
 /// after the start.
 pub const SLEEP_UNTIL_AHEAD_MS_MAX: u64 = 4_000;
+/// Every runtime writes a snapshot after each block of this many events and on park,
+/// so the short generated flows load from snapshots too (REPLAY-15).
+pub const SNAPSHOT_EVERY_EVENTS: u64 = 4;
 /// The tool every generated step runs through (the counting effect).
 pub const TOOL: &str = "work";
 
@@ -531,22 +535,34 @@ pub fn runtime(
     client: Arc<StoreClient>,
     clock: SimClock,
 ) -> Runtime<StoreClient, SimClock, StoreClient> {
-    runtime_armed(world, scenarios, client, clock, CrashArm::default())
+    runtime_armed(
+        world,
+        scenarios,
+        client,
+        clock,
+        CrashArm::default(),
+        FoldVersion::CURRENT,
+    )
 }
 
-/// [`runtime`] whose counting effect crashes at the point armed in `crash`.
+/// [`runtime`] whose counting effect crashes at the point armed in `crash`, folding as
+/// a node of schema `fold` (a mixed fleet).
 pub fn runtime_armed(
     world: &Arc<World>,
     scenarios: &[Scenario],
     client: Arc<StoreClient>,
     clock: SimClock,
     crash: CrashArm,
+    fold: FoldVersion,
 ) -> Runtime<StoreClient, SimClock, StoreClient> {
     let config = RuntimeConfig {
         fencing: true,
         ..RuntimeConfig::default()
     };
-    let mut rt = Runtime::new(client.clone(), clock, config).with_timers(client.clone());
+    let mut rt = Runtime::new(client.clone(), clock, config)
+        .with_timers(client.clone())
+        .with_snapshots(client.clone(), SnapshotPolicy::every(SNAPSHOT_EVERY_EVENTS))
+        .folding_at(fold);
     for s in scenarios {
         // A flow that does not parse shows as UnknownFlow when it runs.
         if let Some(script) = &s.script {
@@ -580,6 +596,7 @@ pub async fn worker(
     faults_on: Arc<AtomicBool>,
     rng: Arc<Mutex<Rng>>,
     faults: WorkerFaults,
+    fleet: Arc<Vec<(u64, FoldVersion)>>,
 ) -> turmoil::Result {
     // One client and one runtime per worker incarnation (a bounce builds new ones):
     // the client's per-run bookkeeping is cleared before each run instead.
@@ -587,16 +604,39 @@ pub async fn worker(
     // The host's own clock: timestamps, wake times and "is this timer due" read it.
     let clock = SimClock::skewed(world.skew_of(&name));
     let arm = CrashArm::default();
-    let rt = runtime_armed(&world, &scenarios, client.clone(), clock, arm.clone());
+    // The fold version this worker runs at now (store time): the fleet plan's latest
+    // step at or before now, current when it has none.
+    let version_at = || {
+        let now = (STORE_TIME.now_ms() - EPOCH_MS) as u64;
+        fleet
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= now)
+            .map_or(FoldVersion::CURRENT, |(_, v)| *v)
+    };
+    let mut version = version_at();
+    let build = |v| runtime_armed(&world, &scenarios, client.clone(), clock, arm.clone(), v);
+    let mut rt = build(version);
     loop {
         tokio::time::sleep(Duration::from_millis(WORKER_POLL_MS)).await;
+        let wanted = version_at();
+        if wanted != version {
+            // A rolling upgrade or rollback step: the worker comes back on another
+            // binary (its runtime is rebuilt; nothing it held survives, as a restart).
+            version = wanted;
+            rt = build(version);
+            world.book().fleet_switches += 1;
+            world.trace(json!({ "t": STORE_TIME.now_ms() - EPOCH_MS, "fleet": name, "fold": version.to_string() }));
+        }
         client.begin_run();
         let lease = match client.claim(&name).await {
             Ok(l) => l,
             Err(_) => continue,
         };
         let Some(lease) = lease else {
+            let refused_before = rt.load_totals().refused;
             let _ = rt.fire_timers(clock.now_ms()).await;
+            world.book().snapshot_refusals += rt.load_totals().refused - refused_before;
             continue;
         };
         let exec = lease.package.execution_id.clone();
@@ -627,7 +667,9 @@ pub async fn worker(
                 });
             }
         }
+        let refused_before = rt.load_totals().refused;
         let outcome = drive(&world, &rt, &client, scenario, &lease.package).await;
+        world.book().snapshot_refusals += rt.load_totals().refused - refused_before;
         if crash.is_some() {
             // The runtime lives across runs: an injected crash that no run consumed
             // (the execution was parked or ended, or no effect ran) must not fall on

@@ -47,9 +47,9 @@ use loom_stores::memory::{MemoryDispatcher, MemoryTimerStore};
 use serde_json::{json, Value};
 
 pub use check::RULES;
-pub use hosts::CRASH_POINTS;
 pub use hosts::RETRY_FAILURES_MAX;
 use hosts::{Scenario, WorkerFaults};
+pub use hosts::{CRASH_POINTS, SNAPSHOT_EVERY_EVENTS};
 pub use net::ResumeFaults;
 use net::{Book, World, STORE_HOST, TARGET};
 use rng::Rng;
@@ -93,7 +93,7 @@ pub const HOST_PARTITIONS_MAX: u64 = 2;
 /// Chance (per mille) that swarm testing switches one fault kind off for a seed.
 pub const SWARM_OFF_PER_MILLE: u64 = 250;
 /// The fault kinds swarm testing switches on and off, as schedule files name them.
-pub const FAULT_KINDS: [&str; 10] = [
+pub const FAULT_KINDS: [&str; 11] = [
     "crash",
     "zombie",
     "hostile",
@@ -104,7 +104,17 @@ pub const FAULT_KINDS: [&str; 10] = [
     "loss",
     "spike",
     "skew",
+    "fleet",
 ];
+/// Chance (per mille) that a seed's workers run a rolling upgrade across schema minors.
+pub const FLEET_MIXED_PER_MILLE: u64 = 500;
+/// The oldest schema minor a mixed fleet runs: 1.23, the oldest the spec's mixed-fleet
+/// notes speak of (SNAP-07's 1.23/1.24 fleet, SNAP-11's pre-1.26 node). Older minors
+/// fold a caught step failure as a failed execution (before 1.21), which is a real
+/// incompatibility, not a documented exception.
+pub const FLEET_OLDEST_MINOR: u32 = 23;
+/// Chance (per mille) that a worker of an upgraded fleet is rolled back afterwards.
+pub const ROLLBACK_PER_MILLE: u64 = 300;
 /// Most threads a sweep runs seeds on.
 pub const JOBS_MAX: usize = 64;
 /// Slack between the client's deadline and turmoil's hard simulation limit.
@@ -148,11 +158,15 @@ pub enum PlantedBug {
     /// After recovering an execution, the runtime re-invokes a step whose typed failure
     /// is recorded instead of substituting it (TYPED-09).
     RuntimeRerunsTypedFailure,
+    /// The snapshot store drops the writer's schema version and labels every snapshot
+    /// current, so an old node's stray settled-frame `input` (SNAP-11) is never
+    /// normalized away (SNAP-01 over stored snapshots must catch it).
+    SnapshotLabelledCurrent,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 11] = [
+    pub const ALL: [PlantedBug; 12] = [
         PlantedBug::StoreIgnoresFence,
         PlantedBug::StaleReadsBlindAppends,
         PlantedBug::CorruptStepOutputOnRead,
@@ -164,6 +178,7 @@ impl PlantedBug {
         PlantedBug::NonAtomicFenceCheck,
         PlantedBug::RuntimeRestartsAttemptCount,
         PlantedBug::RuntimeRerunsTypedFailure,
+        PlantedBug::SnapshotLabelledCurrent,
     ];
 
     /// The rule whose invariant must catch this bug.
@@ -179,6 +194,7 @@ impl PlantedBug {
             PlantedBug::AckThenLoseOnRestart => "SPI-23",
             PlantedBug::RuntimeRestartsAttemptCount => "REPLAY-09",
             PlantedBug::RuntimeRerunsTypedFailure => "TYPED-09",
+            PlantedBug::SnapshotLabelledCurrent => "SNAP-01",
         }
     }
 }
@@ -312,6 +328,16 @@ pub struct SimStats {
     pub spikes: u64,
     /// Links that lost messages in the safety phase.
     pub lossy_links: u64,
+    /// Snapshots runtimes saved through the SnapshotStore.
+    pub snapshots_saved: u64,
+    /// Of those, snapshots written by a worker folding at an older minor.
+    pub old_writer_snapshots: u64,
+    /// Old writers' snapshots holding `input` on a settled frame (SNAP-11 reached).
+    pub stray_inputs: u64,
+    /// Snapshots a runtime refused on load (an older node facing a newer snapshot).
+    pub snapshot_refusals: u64,
+    /// Fold-version switches of workers (rolling upgrade and rollback steps).
+    pub fleet_switches: u64,
     /// Store calls that timed out (lost requests or answers, partitions, spikes).
     pub calls_timed_out: u64,
     /// Seeds that ran with each fault kind of [`FAULT_KINDS`] switched off (swarm).
@@ -376,6 +402,37 @@ struct Setup {
     loss_per_mille: BTreeMap<String, u64>,
     /// Fault kinds switched off for this seed (swarm testing), in [`FAULT_KINDS`] order.
     swarm_off: Vec<&'static str>,
+    /// Each worker's fold version over time: (from store time ms, schema minor),
+    /// ascending; a worker not named folds at the current minor throughout.
+    fold_versions: BTreeMap<String, Vec<(u64, u32)>>,
+}
+
+/// Draws a rolling upgrade (from a stream of its own): with a chance of
+/// [`FLEET_MIXED_PER_MILLE`] every worker starts at one older minor (1.23–1.25) and
+/// upgrades to the current one at its own time in the safety phase, one after the
+/// other; each is then rolled back to the old minor with a chance of
+/// [`ROLLBACK_PER_MILLE`], at a time up to the middle of the liveness phase.
+fn draw_fleet(seed: u64, config: &SimConfig, workers: usize) -> BTreeMap<String, Vec<(u64, u32)>> {
+    let mut rng = Rng::derive(seed, 6);
+    let mut out = BTreeMap::new();
+    if !rng.chance(FLEET_MIXED_PER_MILLE) {
+        return out;
+    }
+    let current = loom_kernel::FoldVersion::CURRENT.minor();
+    let old = rng.range(u64::from(FLEET_OLDEST_MINOR), u64::from(current) - 1) as u32;
+    let mut at = 0;
+    for w in 0..workers {
+        at = rng.range(at, config.safety_ms);
+        let mut steps = vec![(0, old), (at, current)];
+        if rng.chance(ROLLBACK_PER_MILLE) {
+            steps.push((
+                rng.range(at + 1, config.safety_ms + config.liveness_ms / 2),
+                old,
+            ));
+        }
+        out.insert(worker_name(w), steps);
+    }
+    out
 }
 
 /// The hosts other than the store: each talks to the store only (the dispatcher's
@@ -457,6 +514,9 @@ fn apply_swarm(setup: &mut Setup) {
     }
     if is_off("skew") {
         setup.clock_skew_ms.clear();
+    }
+    if is_off("fleet") {
+        setup.fold_versions.clear();
     }
     setup.schedule.retain(|(_, f)| !is_off(f.kind()));
 }
@@ -543,6 +603,7 @@ fn draw(seed: u64, config: &SimConfig) -> Setup {
         clock_skew_ms: draw_skew(seed, workers),
         loss_per_mille,
         swarm_off: draw_swarm(seed),
+        fold_versions: draw_fleet(seed, config, workers),
     };
     apply_swarm(&mut setup);
     setup
@@ -561,6 +622,10 @@ fn schedule_json(seed: u64, setup: &Setup) -> Value {
         "clockSkewMs": setup.clock_skew_ms,
         "lossPerMille": setup.loss_per_mille,
         "swarmOff": setup.swarm_off,
+        "foldVersions": setup.fold_versions.iter().map(|(w, steps)| {
+            let steps: Vec<Value> = steps.iter().map(|(at, minor)| json!([at, format!("1.{minor}.0")])).collect();
+            (w.clone(), json!(steps))
+        }).collect::<serde_json::Map<_, _>>(),
         "faults": setup.schedule.iter().map(|(at, f)| match f {
             Fault::Bounce(w) => json!({ "at": at, "bounce": worker_name(*w) }),
             Fault::Partition(h, d) => json!({ "at": at, "partition": h, "ms": d }),
@@ -706,6 +771,36 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
             .ok_or_else(|| format!("schedule: unknown fault kind {kind} in `swarmOff`"))?;
         swarm_off.push(kind);
     }
+    let mut fold_versions = BTreeMap::new();
+    if let Some(fleet) = v.get("foldVersions") {
+        let fleet = fleet
+            .as_object()
+            .ok_or("schedule: `foldVersions` maps a worker to [[at ms, \"1.MINOR.0\"], …]")?;
+        for (w, steps) in fleet {
+            let name = worker_name(worker_of(w)?);
+            let mut plan = Vec::new();
+            for step in steps.as_array().into_iter().flatten() {
+                let at = step.get(0).and_then(Value::as_u64);
+                let version = step
+                    .get(1)
+                    .and_then(Value::as_str)
+                    .map(loom_kernel::FoldVersion::parse);
+                match (at, version) {
+                    (Some(at), Some(Ok(v))) => plan.push((at, v.minor())),
+                    (_, Some(Err(e))) => {
+                        return Err(format!("schedule: `foldVersions` of {w}: {e}"))
+                    }
+                    _ => {
+                        return Err(format!(
+                            "schedule: each `foldVersions` step of {w} is [at ms, \"1.MINOR.0\"]"
+                        ))
+                    }
+                }
+            }
+            plan.sort_by_key(|(at, _)| *at);
+            fold_versions.insert(name, plan);
+        }
+    }
     let flows = v
         .get("flows")
         .and_then(Value::as_array)
@@ -732,6 +827,7 @@ fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, String> {
         clock_skew_ms,
         loss_per_mille,
         swarm_off,
+        fold_versions,
     };
     apply_swarm(&mut setup);
     Ok(setup)
@@ -896,6 +992,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     let world = Arc::new(World {
         events_cell: Mutex::new(Arc::new(store)),
         timers: MemoryTimerStore::new(),
+        snapshots: loom_stores::memory::MemorySnapshotStore::new(),
         dispatcher,
         book: Mutex::new(Book::default()),
         bug: config.bug,
@@ -922,6 +1019,17 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         let rng = Arc::new(Mutex::new(Rng::derive(seed, 100 + w as u64)));
         let faults = setup.faults;
         let name = worker_name(w);
+        let fleet: Arc<Vec<(u64, loom_kernel::FoldVersion)>> = Arc::new(
+            setup
+                .fold_versions
+                .get(&name)
+                .into_iter()
+                .flatten()
+                .filter_map(|(at, minor)| {
+                    Some((*at, loom_kernel::FoldVersion::from_minor(*minor)?))
+                })
+                .collect(),
+        );
         let host = name.clone();
         sim.host(host.as_str(), move || {
             hosts::worker(
@@ -931,6 +1039,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                 faults_on.clone(),
                 rng.clone(),
                 faults,
+                fleet.clone(),
             )
         });
     }
@@ -1136,6 +1245,13 @@ fn finish(
         &world.book().ledger,
         &logs,
     ));
+    let pre_1_24 = setup
+        .fold_versions
+        .values()
+        .flatten()
+        .any(|(_, minor)| *minor < 24);
+    let snaps = check::stored_snapshots(&world.book().snapshots_saved, &logs, pre_1_24);
+    violations.extend(snaps.violations);
     let results = check::results(seed, &violations);
     let trace = std::mem::take(&mut world.book().trace);
     let stats = {
@@ -1165,6 +1281,11 @@ fn finish(
             skew_early_fires: book.skew_early_fires,
             spikes: 0,
             calls_timed_out: 0,
+            snapshots_saved: book.snapshots_saved.len() as u64,
+            old_writer_snapshots: snaps.old_writers,
+            stray_inputs: snaps.stray_inputs,
+            snapshot_refusals: book.snapshot_refusals,
+            fleet_switches: book.fleet_switches,
             lossy_links: setup.loss_per_mille.values().filter(|r| **r > 0).count() as u64,
             swarm_off: std::array::from_fn(|i| {
                 u64::from(setup.swarm_off.contains(&FAULT_KINDS[i]))
@@ -1329,6 +1450,11 @@ impl SimStats {
         self.spikes += other.spikes;
         self.lossy_links += other.lossy_links;
         self.calls_timed_out += other.calls_timed_out;
+        self.snapshots_saved += other.snapshots_saved;
+        self.old_writer_snapshots += other.old_writer_snapshots;
+        self.stray_inputs += other.stray_inputs;
+        self.snapshot_refusals += other.snapshot_refusals;
+        self.fleet_switches += other.fleet_switches;
         for (mine, theirs) in self.swarm_off.iter_mut().zip(other.swarm_off) {
             *mine += theirs;
         }
@@ -1361,12 +1487,17 @@ impl SimStats {
             .map(|(k, n)| format!("{k}={n}"))
             .collect();
         format!(
-            "{} effect-reruns={} spikes={} lossy-links={} calls-timed-out={}; crashes by point: {}; seeds with a kind off (swarm): {}",
+            "{} effect-reruns={} spikes={} lossy-links={} calls-timed-out={} snapshots={} old-writer-snapshots={} stray-inputs={} snapshot-refusals={} fleet-switches={}; crashes by point: {}; seeds with a kind off (swarm): {}",
             self.fault_counts(),
             self.effect_reruns,
             self.spikes,
             self.lossy_links,
             self.calls_timed_out,
+            self.snapshots_saved,
+            self.old_writer_snapshots,
+            self.stray_inputs,
+            self.snapshot_refusals,
+            self.fleet_switches,
             points.join(" "),
             off.join(" ")
         )

@@ -14,11 +14,16 @@ use std::time::Duration;
 use loom_kernel::runtime::block_on;
 use loom_kernel::spi::{
     Anchor, AppendAck, Capabilities, Clock, EventStore, EventStoreCapabilities, EventStoreMethod,
-    ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, StoreError, StoreErrorKind, Timer,
-    TimerStore, TIMER_STORE_SPI_VERSION,
+    ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, SnapshotStore,
+    SnapshotStoreCapabilities, SnapshotStoreMethod, StoreError, StoreErrorKind, Timer, TimerStore,
+    TIMER_STORE_SPI_VERSION,
 };
-use loom_kernel::{EventEnvelope, EVENT_STORE_SPI_VERSION};
-use loom_stores::memory::{MemoryDispatcher, MemoryEventStore, MemoryTimerStore};
+use loom_kernel::{
+    EventEnvelope, SnapshotRecord, EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
+};
+use loom_stores::memory::{
+    MemoryDispatcher, MemoryEventStore, MemorySnapshotStore, MemoryTimerStore,
+};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use turmoil::net::{TcpListener, TcpStream};
@@ -89,6 +94,8 @@ pub struct World {
     pub events_cell: Mutex<Arc<SimStore>>,
     /// Durable timers.
     pub timers: MemoryTimerStore,
+    /// The snapshot store every runtime writes and loads through (REPLAY-15).
+    pub snapshots: MemorySnapshotStore,
     /// The dispatcher queue.
     pub dispatcher: MemoryDispatcher,
     /// Mutable bookkeeping.
@@ -146,6 +153,12 @@ pub struct Book {
     pub skew_early_fires: u64,
     /// Client resume faults sent, and what became of them.
     pub resume_faults: ResumeFaults,
+    /// Every snapshot a runtime saved: (execution, record, the host that wrote it).
+    pub snapshots_saved: Vec<(String, SnapshotRecord, String)>,
+    /// Snapshots a runtime refused on load (a newer writer, a documented shape).
+    pub snapshot_refusals: u64,
+    /// Workers that switched fold version (a rolling upgrade or rollback step).
+    pub fleet_switches: u64,
 }
 
 /// Counts of the client's resume faults (INGRESS-13, INGRESS-15 evidence).
@@ -464,6 +477,27 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
             Ok(json!(
                 world.timers.cancel(&exec, &str_field(req, "key")?).await?
             ))
+        }
+        "snapSave" => {
+            let exec = str_field(req, "exec")?;
+            let mut record: SnapshotRecord = field(req, "record")?;
+            if world.bug == Some(PlantedBug::SnapshotLabelledCurrent) {
+                // A store that keeps the state and drops its writer's schema version.
+                record.schema_version = loom_kernel::EVENT_SCHEMA_VERSION.to_owned();
+            }
+            world.snapshots.save(&exec, record.clone()).await?;
+            let from = req["from"].as_str().unwrap_or("?").to_owned();
+            world.book().snapshots_saved.push((exec, record, from));
+            Ok(Value::Null)
+        }
+        "snapLoad" => {
+            let exec = str_field(req, "exec")?;
+            let r = world.snapshots.load_latest(&exec).await?;
+            serde_json::to_value(r).map_err(|e| backend(e.to_string()))
+        }
+        "snapDelete" => {
+            let exec = str_field(req, "exec")?;
+            Ok(json!(world.snapshots.delete_execution(&exec).await?))
         }
         "dispatch" => {
             let p: ExecutionPackage = field(req, "package")?;
@@ -963,5 +997,37 @@ impl TimerStore for StoreClient {
             .call("cancel", json!({ "exec": execution_id, "key": key }))
             .await?;
         Ok(v.as_bool().unwrap_or(false))
+    }
+}
+
+impl SnapshotStore for StoreClient {
+    fn capabilities(&self) -> SnapshotStoreCapabilities {
+        Capabilities::new(
+            SNAPSHOT_STORE_SPI_VERSION,
+            [SnapshotStoreMethod::DeleteExecution],
+        )
+    }
+
+    async fn save(&self, execution_id: &str, record: SnapshotRecord) -> Result<(), StoreError> {
+        self.call(
+            "snapSave",
+            json!({ "exec": execution_id, "record": record }),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn load_latest(&self, execution_id: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+        let v = self
+            .call("snapLoad", json!({ "exec": execution_id }))
+            .await?;
+        serde_json::from_value(v).map_err(|e| backend(e.to_string()))
+    }
+
+    async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
+        let v = self
+            .call("snapDelete", json!({ "exec": execution_id }))
+            .await?;
+        Ok(v.as_u64().unwrap_or(0))
     }
 }

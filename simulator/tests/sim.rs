@@ -45,8 +45,8 @@ fn stormy() -> SimConfig {
 #[test]
 fn place_04_place_05_replay_01_emit_01_snap_01_ingress_15_seeds_pass() {
     let mut total = loom_sim::SimStats::default();
-    for config in [SimConfig::default(), stormy()] {
-        for out in sweep(0..6, None, &config) {
+    for (config, seeds) in [(SimConfig::default(), 0..6), (stormy(), 0..8)] {
+        for out in sweep(seeds, None, &config) {
             assert!(
                 out.violations.is_empty(),
                 "seed {} broke invariants: {:#?}",
@@ -321,12 +321,23 @@ fn place_04_a_failing_seed_shrinks_to_a_schedule_file_that_replays() {
     );
     let (small, runs) = loom_sim::shrink(&out, &config);
     assert!(runs <= loom_sim::SHRINK_RUNS_MAX);
-    let count = |v: &serde_json::Value, k: &str| v[k].as_array().map_or(0, Vec::len);
-    assert!(count(&small, "faults") <= count(&out.schedule, "faults"));
-    assert!(
-        count(&small, "flows") < count(&out.schedule, "flows")
-            || count(&out.schedule, "flows") == 1
-    );
+    let count = |v: &serde_json::Value, k: &str| {
+        v[k].as_array()
+            .map(Vec::len)
+            .or(v[k].as_object().map(serde_json::Map::len))
+            .unwrap_or(0)
+    };
+    let size = |v: &serde_json::Value| {
+        ["faults", "flows", "lossPerMille", "clockSkewMs"]
+            .iter()
+            .map(|k| count(v, k))
+            .sum::<usize>()
+            + v["workers"].as_u64().unwrap_or(0) as usize
+    };
+    for k in ["faults", "flows", "lossPerMille", "clockSkewMs"] {
+        assert!(count(&small, k) <= count(&out.schedule, k), "{k}");
+    }
+    assert!(size(&small) < size(&out.schedule), "shrinking cut nothing");
     let text = serde_json::to_string(&small).unwrap();
     let reread: serde_json::Value = serde_json::from_str(&text).unwrap();
     let r = loom_sim::replay(&reread, &config).expect("the shrunk file replays");
@@ -502,6 +513,22 @@ fn docs_state_the_simulator_limits() {
             "(300 per mille by default, 1000 with `--stormy`",
             SimConfig::default().resume_fault_per_mille_max == 300,
         ),
+        (
+            "1 in 2 (`FLEET_MIXED_PER_MILLE`)",
+            loom_sim::FLEET_MIXED_PER_MILLE == 500,
+        ),
+        (
+            "1.23 to 1.25 (`FLEET_OLDEST_MINOR`",
+            loom_sim::FLEET_OLDEST_MINOR == 23,
+        ),
+        (
+            "3 in 10 (`ROLLBACK_PER_MILLE`)",
+            loom_sim::ROLLBACK_PER_MILLE == 300,
+        ),
+        (
+            "4 events (`SNAPSHOT_EVERY_EVENTS`)",
+            loom_sim::SNAPSHOT_EVERY_EVENTS == 4,
+        ),
     ];
     for (text, holds) in claims.into_iter().chain(more) {
         assert!(
@@ -594,6 +621,7 @@ fn conf_05_swarm_switches_whole_fault_kinds_off_per_seed() {
                 "loss" => out.stats.lossy_links == 0,
                 "spike" => out.stats.spikes == 0,
                 "skew" => out.stats.skewed_hosts == 0,
+                "fleet" => out.stats.fleet_switches == 0 && out.stats.old_writer_snapshots == 0,
                 k => panic!("unknown kind {k}"),
             };
             assert!(
@@ -623,8 +651,13 @@ fn conf_05_swarm_switches_whole_fault_kinds_off_per_seed() {
 /// crash between the effect and its append re-runs the step (at least once), and every
 /// invariant holds (REPLAY-01: a step whose completion was logged never runs again;
 /// PLACE-04: the result is the crash-free one).
+///
+/// The same seeds run mixed fleets (SNAP-01, SNAP-07, SNAP-11): workers fold at older
+/// minors during rolling upgrades and rollbacks, old nodes write snapshots with stray
+/// settled-frame inputs and refuse newer snapshots, and every stored snapshot restores
+/// to the full fold with only the documented differences.
 #[test]
-fn replay_01_place_04_ci_seeds_crash_at_every_crash_point() {
+fn replay_01_place_04_snap_01_snap_11_ci_seeds_crash_at_every_point_in_mixed_fleets() {
     let mut total = loom_sim::SimStats::default();
     for out in sweep(0..20, None, &stormy()) {
         assert!(
@@ -644,6 +677,58 @@ fn replay_01_place_04_ci_seeds_crash_at_every_crash_point() {
         "every crash is counted at its point"
     );
     assert!(total.effect_reruns > 0, "{total:?}");
+    assert!(total.fleet_switches > 0, "{total:?}");
+    assert!(total.old_writer_snapshots > 0, "{total:?}");
+    assert!(total.stray_inputs > 0, "{total:?}");
+}
+
+#[test]
+fn snap_01_planted_snapshot_store_dropping_the_writers_schema_is_caught() {
+    assert_caught(PlantedBug::SnapshotLabelledCurrent);
+}
+
+/// A rolling upgrade and a rollback written by hand (SNAP-07, SNAP-11): worker-0 folds
+/// at 1.23 throughout, worker-1 goes 1.25 → 1.26 → 1.24 (a rollback), the others are
+/// current. Old nodes write snapshots, some with SNAP-11's stray input; results equal
+/// the single-version crash-free run (PLACE-04), every stored snapshot restores to the
+/// full fold but for SNAP-06/07's decision `seq` (SNAP-01), and the file replays.
+#[test]
+fn snap_11_snap_07_rolling_upgrade_and_rollback_written_in_a_schedule() {
+    let mut schedule = run_seed(3, &SimConfig::default()).schedule;
+    schedule["workers"] = serde_json::json!(3);
+    schedule["swarmOff"] = serde_json::json!([]);
+    schedule["lossPerMille"] = serde_json::json!({});
+    schedule["clockSkewMs"] = serde_json::json!({});
+    schedule["faults"] = serde_json::json!([]);
+    schedule["foldVersions"] = serde_json::json!({
+        "worker-0": [[0, "1.23.0"]],
+        "worker-1": [[0, "1.25.0"], [2000, "1.26.0"], [4000, "1.24.0"]],
+    });
+    schedule["flows"] = serde_json::json!((0..5)
+        .map(
+            |i| serde_json::json!({ "flowId": format!("flow-{i}"), "body": [
+                { "op": "run", "stepId": "s0", "toolId": "work", "input": { "i": i } },
+                { "op": "decide", "id": "d0", "choice": i },
+                { "op": "run", "stepId": "s1", "toolId": "work", "input": { "i": i } },
+                { "op": "suspend", "on": "gate2", "bind": "a2" },
+                { "op": "decide", "id": "d0", "choice": i },
+                { "op": "run", "stepId": "s3", "toolId": "work", "input": { "i": i } },
+                { "op": "sleep", "ms": 300, "on": "nap" },
+                { "op": "run", "stepId": "s4", "toolId": "work", "input": { "i": i } },
+                { "op": "complete", "output": { "a": { "$ref": "vars.a2" } } }
+            ]})
+        )
+        .collect::<Vec<_>>());
+    let out = loom_sim::replay(&schedule, &stormy()).unwrap();
+    assert!(out.violations.is_empty(), "{:#?}", out.violations);
+    assert_eq!(out.stats.completed, 5, "{:?}", out.stats);
+    assert!(out.stats.old_writer_snapshots > 0, "{:?}", out.stats);
+    assert!(out.stats.stray_inputs > 0, "{:?}", out.stats);
+    // The rolled-back worker meets snapshots newer than itself and refuses them.
+    assert!(out.stats.snapshot_refusals > 0, "{:?}", out.stats);
+    assert_eq!(out.schedule["foldVersions"], schedule["foldVersions"]);
+    let again = loom_sim::replay(&out.schedule, &stormy()).unwrap();
+    assert_eq!(loom_sim::trace_digest(&out), loom_sim::trace_digest(&again));
 }
 
 /// How many times a run crashed between retry attempts: a step's `STEP_STARTED` (a
