@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::hosts::{resume_for, CountingEffect, Scenario, TOOL};
 use crate::net::GATE_PREFIX;
-use crate::Violation;
+use crate::{PlantedBug, Violation};
 
 /// Every invariant the simulator checks, one report result each per seed.
 pub const RULES: [&str; 13] = [
@@ -37,9 +37,70 @@ pub const RULES: [&str; 13] = [
 const REFERENCE_RUNS_MAX: usize = 64;
 
 /// The invariants checked on the final logs.
+#[cfg(test)]
 pub fn final_checks(
     scenarios: &[Scenario],
     logs: &[(String, Vec<EventEnvelope>)],
+) -> Vec<Violation> {
+    final_checks_with(scenarios, logs, None)
+}
+
+/// The start of a SNAP-01 message from the final-log check: a fold disagreement of the
+/// kernel itself, which `fold_vector` turns into a vector.
+pub const SNAP_01_FINAL_LOG: &str = "snapshot at ";
+
+/// The kernel's restore, or the planted [`PlantedBug::RestoreTailOffByOne`]'s: a
+/// kernel that folds the snapshot's own event again (the vectors' bug of that name).
+fn restore_as(
+    bug: Option<PlantedBug>,
+    record: &SnapshotRecord,
+    log: &[EventEnvelope],
+) -> Option<Value> {
+    let state = if bug == Some(PlantedBug::RestoreTailOffByOne) {
+        let state = loom_kernel::normalize_snapshot_state(record).ok()?;
+        let tail = log
+            .iter()
+            .filter(|e| e.sequence >= record.sequence)
+            .cloned();
+        loom_kernel::fold::fold_owned(state, tail)
+    } else {
+        restore(record, log).ok()?
+    };
+    serde_json::to_value(state).ok()
+}
+
+/// A `normalize` vector (docs/vectors.md) for a log whose SNAP-01 check failed at
+/// `k`: the current snapshot of the log's first `k + 1` events, restored with the whole
+/// log as its tail (as the simulator restores it; only events after the snapshot's
+/// sequence may be folded, GAP-15), must give the full fold. The expected answers are
+/// the reference kernel's; a kernel with the disagreement fails the vector.
+pub fn snapshot_vector(seed: u64, exec: &str, log: &[EventEnvelope], k: u64) -> Value {
+    let prefix: Vec<EventEnvelope> = log.iter().filter(|e| e.sequence <= k).cloned().collect();
+    let record = SnapshotRecord::capture(&fold(&prefix), k);
+    let normalized = loom_kernel::normalize_snapshot_state(&record)
+        .ok()
+        .and_then(|s| serde_json::to_value(s).ok())
+        .unwrap_or(Value::Null);
+    let full = serde_json::to_value(fold(log)).unwrap_or(Value::Null);
+    json!({
+        "id": format!("normalize-sim-seed-{seed}-{exec}-k{k}"),
+        "kind": "normalize",
+        "rules": ["SNAP-01", "GAP-15"],
+        "since": loom_kernel::EVENT_SCHEMA_VERSION,
+        "description": format!("Found by the deploy simulator (seed {seed}, {exec}): the snapshot at sequence {k}, restored with the whole log as its tail, must fold only the events after it and give the full fold."),
+        "input": {
+            "snapshot": record,
+            "tail": log.iter().map(EventEnvelope::to_value).collect::<Vec<_>>(),
+        },
+        "expected": { "normalized": normalized, "restored": full, "equalsFullFold": true },
+    })
+}
+
+/// [`final_checks`] with the kernel's restore replaced by a planted bug's, if any.
+pub fn final_checks_with(
+    scenarios: &[Scenario],
+    logs: &[(String, Vec<EventEnvelope>)],
+    bug: Option<PlantedBug>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     for (exec, log) in logs {
@@ -93,14 +154,11 @@ pub fn final_checks(
         let full = serde_json::to_value(fold(log)).unwrap_or(Value::Null);
         for k in 0..log.len() {
             let record = SnapshotRecord::capture(&fold(&log[..=k]), log[k].sequence);
-            let restored = restore(&record, log)
-                .ok()
-                .and_then(|s| serde_json::to_value(s).ok())
-                .unwrap_or(Value::Null);
+            let restored = restore_as(bug, &record, log).unwrap_or(Value::Null);
             if restored != full {
                 out.push(v(
                     "SNAP-01",
-                    format!("snapshot at {k} plus tail differs from the full fold"),
+                    format!("{SNAP_01_FINAL_LOG}{k} plus tail differs from the full fold"),
                     Some(k as u64),
                 ));
                 break;

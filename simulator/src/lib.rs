@@ -152,6 +152,11 @@ pub enum PlantedBug {
     /// The store checks the fence, waits, then writes without checking again, so a
     /// fence taken in between does not stop the old holder (PLACE-05).
     NonAtomicFenceCheck,
+    /// The kernel under test restores a snapshot by folding the tail from the
+    /// snapshot's own event (folded twice), like the vectors' `restore-tail-off-by-one`:
+    /// SNAP-01 fails in the final-log check, and the failing log is written as a fold
+    /// vector.
+    RestoreTailOffByOne,
     /// After recovering an execution, the runtime counts a retried step's attempts
     /// from 1 again and re-invokes attempt 1 (REPLAY-09: an attempt number of its own).
     RuntimeRestartsAttemptCount,
@@ -166,7 +171,7 @@ pub enum PlantedBug {
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 12] = [
+    pub const ALL: [PlantedBug; 13] = [
         PlantedBug::StoreIgnoresFence,
         PlantedBug::StaleReadsBlindAppends,
         PlantedBug::CorruptStepOutputOnRead,
@@ -179,6 +184,7 @@ impl PlantedBug {
         PlantedBug::RuntimeRestartsAttemptCount,
         PlantedBug::RuntimeRerunsTypedFailure,
         PlantedBug::SnapshotLabelledCurrent,
+        PlantedBug::RestoreTailOffByOne,
     ];
 
     /// The rule whose invariant must catch this bug.
@@ -194,7 +200,7 @@ impl PlantedBug {
             PlantedBug::AckThenLoseOnRestart => "SPI-23",
             PlantedBug::RuntimeRestartsAttemptCount => "REPLAY-09",
             PlantedBug::RuntimeRerunsTypedFailure => "TYPED-09",
-            PlantedBug::SnapshotLabelledCurrent => "SNAP-01",
+            PlantedBug::SnapshotLabelledCurrent | PlantedBug::RestoreTailOffByOne => "SNAP-01",
         }
     }
 }
@@ -280,6 +286,10 @@ pub struct SimOutcome {
     pub stats: SimStats,
     /// The effect ledger: every real effect invocation, one JSON object each.
     pub ledger: Vec<Value>,
+    /// Vectors (docs/vectors.md) made of the failures that are fold disagreements of
+    /// the kernel (SNAP-01 in the final-log check, as `normalize` vectors); written
+    /// under `vectors/<kind>/<id>.json`.
+    pub vectors: Vec<Value>,
     /// Why the seed could not run (its store did not open), if it could not.
     pub error: Option<String>,
 }
@@ -1239,7 +1249,11 @@ fn finish(
             event_index: None,
         });
     }
-    violations.extend(check::final_checks(&setup.scenarios, &logs));
+    violations.extend(check::final_checks_with(
+        &setup.scenarios,
+        &logs,
+        config.bug,
+    ));
     violations.extend(check::acknowledged_survive(&world.book().acked, &logs));
     violations.extend(check::ledger_backs_every_output(
         &world.book().ledger,
@@ -1299,9 +1313,24 @@ fn finish(
         }
     };
     let ledger = world.book().ledger.iter().map(|e| e.to_value()).collect();
+    // A fold disagreement becomes a vector: one per execution whose final log failed
+    // the SNAP-01 check (a kernel's restore against its full fold).
+    let mut vectors = Vec::new();
+    for v in violations
+        .iter()
+        .filter(|v| v.rule == "SNAP-01" && v.message.starts_with(check::SNAP_01_FINAL_LOG))
+    {
+        let (Some(exec), Some(k)) = (&v.execution_id, v.event_index) else {
+            continue;
+        };
+        if let Some((_, log)) = logs.iter().find(|(id, _)| id == exec) {
+            vectors.push(check::snapshot_vector(seed, exec, log, k));
+        }
+    }
     let outcome = SimOutcome {
         seed,
         ledger,
+        vectors,
         error: None,
         trace,
         violations,
@@ -1376,6 +1405,7 @@ fn unrunnable(seed: u64, schedule: Value, store: &StoreSpec, error: &str) -> Sim
         logs: Vec::new(),
         stats: SimStats::default(),
         ledger: Vec::new(),
+        vectors: Vec::new(),
         error: Some(message),
     }
 }
@@ -1402,6 +1432,16 @@ pub fn write_artifacts(dir: &Path, outcome: &SimOutcome) -> std::io::Result<Path
     std::fs::write(base.join("trace.jsonl"), outcome.trace.join("\n") + "\n")?;
     let ledger: Vec<String> = outcome.ledger.iter().map(Value::to_string).collect();
     std::fs::write(base.join("ledger.jsonl"), ledger.join("\n") + "\n")?;
+    for v in &outcome.vectors {
+        let kind = v["kind"].as_str().unwrap_or("fold");
+        let id = v["id"].as_str().unwrap_or("vector");
+        let dir = base.join("vectors").join(kind);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join(format!("{id}.json")),
+            serde_json::to_string_pretty(v).unwrap_or_default() + "\n",
+        )?;
+    }
     for (id, log) in &outcome.logs {
         let lines: Vec<String> = log.iter().map(Value::to_string).collect();
         std::fs::write(

@@ -854,3 +854,48 @@ fn ingress_03_ingress_15_replay_09_resume_faults_and_workload_kinds_are_exercise
     );
     assert!(total.verdicts > 0, "{total:?}");
 }
+
+/// A failure that is a fold disagreement of the kernel becomes a vector (SNAP-01):
+/// with the planted `RestoreTailOffByOne` (a kernel whose restore folds the snapshot's
+/// own event again), a CI seed fails SNAP-01 in the final-log check, and its files hold
+/// `vectors/normalize/normalize-sim-seed-<S>-<exec>-k<k>.json`. `loom vectors run --extra DIR` loads
+/// that folder (`loom_vectors::set::add_extra`, the same code); the vector passes on the
+/// reference kernel and fails on the vectors' own kernel with that bug.
+#[test]
+fn snap_01_a_fold_disagreement_is_written_as_a_vector_loom_vectors_runs() {
+    use loom_vectors::runner::{run_vector, Claims};
+    use loom_vectors::wrong::Bug;
+    use loom_vectors::{InProcessKernel, KernelClient, ReferenceKernel};
+    let bug = PlantedBug::RestoreTailOffByOne;
+    let seed = first_catch(bug).expect("a CI seed catches the planted restore bug");
+    let out = run_seed(
+        seed,
+        &SimConfig {
+            bug: Some(bug),
+            ..stormy()
+        },
+    );
+    assert!(!out.vectors.is_empty(), "{:#?}", out.violations);
+    let dir = std::env::temp_dir().join(format!("loom-sim-vectors-{}", std::process::id()));
+    let base = loom_sim::write_artifacts(&dir, &out).expect("the seed's files");
+    let mut set = Vec::new();
+    let added = loom_vectors::set::add_extra(&mut set, &[base.join("vectors")])
+        .expect("the written vectors load as --extra");
+    assert_eq!(added, out.vectors.len());
+    for v in &set {
+        assert_eq!(v.rules, ["SNAP-01", "GAP-15"]);
+        let mut good = InProcessKernel::default();
+        let claims = Claims::from_hello(good.hello().unwrap());
+        let r = run_vector(&mut good, &claims, v);
+        assert_eq!(r.status, loom_report::Status::Pass, "{r:?}");
+        let mut bad = InProcessKernel {
+            kernel: ReferenceKernel::with_bug(Bug::RestoreTailOffByOne),
+        };
+        let claims = Claims::from_hello(bad.hello().unwrap());
+        let r = run_vector(&mut bad, &claims, v);
+        assert_eq!(r.status, loom_report::Status::Fail, "{r:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // The faithful kernel gives no vector: a passing seed has none.
+    assert!(run_seed(seed, &stormy()).vectors.is_empty());
+}
