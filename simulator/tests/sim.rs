@@ -899,3 +899,100 @@ fn snap_01_a_fold_disagreement_is_written_as_a_vector_loom_vectors_runs() {
     // The faithful kernel gives no vector: a passing seed has none.
     assert!(run_seed(seed, &stormy()).vectors.is_empty());
 }
+
+/// CONF-05 needs every source of nondeterminism owned by the simulator. This scan
+/// reads the source of everything that runs inside a simulated seed: the runtime and
+/// the whole reference kernel, the stores `loom sim --store` serves (memory, SQLite,
+/// PostgreSQL, and the `cmd:` client of the store protocol) and the simulator itself,
+/// and refuses the wall clock, OS randomness and hash-ordered maps. Each allowance is
+/// listed with the reason it cannot change a seed.
+#[test]
+fn conf_05_runtime_stores_and_simulator_read_no_wall_clock_or_os_randomness() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let forbidden = [
+        "SystemTime",
+        "Instant",
+        "SystemClock",
+        "thread_rng",
+        "rand::",
+        "OsRng",
+        "getrandom",
+        "RandomState",
+        "HashMap",
+        "HashSet",
+    ];
+    // (file, word, why it cannot change a seed).
+    let allowed: [(&str, &str, &str); 2] = [
+        (
+            "process/src/adapter.rs",
+            "Instant",
+            "the process runner's deadlines for a hung `cmd:` adapter: an adapter that answers in time never reaches them, and one that does not makes the seed an error",
+        ),
+        (
+            "process/src/group.rs",
+            "Instant",
+            "the grace period before an adapter's process group is killed, after its seed ended",
+        ),
+    ];
+    let mut files = Vec::new();
+    let mut add_dir = |dir: &str| {
+        let mut n = 0;
+        let mut stack = vec![root.join(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                    n += 1;
+                }
+            }
+        }
+        assert!(n > 0, "{dir} holds no Rust source");
+    };
+    add_dir("reference-kernel/src");
+    add_dir("simulator/src");
+    for f in [
+        "stores/src/memory.rs",
+        "stores/src/sqlite.rs",
+        "stores/src/postgres.rs",
+        "stores/src/postgres_more.rs",
+        "conformance-kits/src/stdio.rs",
+        "process/src/adapter.rs",
+        "process/src/group.rs",
+        "process/src/exit.rs",
+    ] {
+        files.push(root.join(f));
+    }
+    let mut scanned = 0;
+    for path in &files {
+        // Code only: a comment may name what it avoids.
+        let text: String = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for word in forbidden {
+            if text.contains(word) && !allowed.iter().any(|(f, w, _)| *f == rel && *w == word) {
+                panic!("{rel} mentions `{word}`: code that runs inside a simulated seed must take time from the injected Clock (turmoil time), randomness from the seed, and order from BTreeMap");
+            }
+        }
+        scanned += 1;
+    }
+    assert!(scanned >= 30, "scanned only {scanned} files");
+    // Each allowance is still needed (a stale one would hide a new read).
+    for (file, word, _) in allowed {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            text.contains(word),
+            "{file} no longer mentions `{word}`: drop the allowance"
+        );
+    }
+}
