@@ -2,7 +2,10 @@
 //! seed corpus and a fixed set of pseudo-random inputs (the same bytes every run), so a
 //! change to a property's cost shows up without a fuzzing campaign.
 //!
-//! `cargo run --release -p loom-props --example bench_fold [ROUNDS] [TARGET]`
+//! `cargo run --release -p loom-props --example bench_fold [ROUNDS] [TARGET] [CORPUS_DIR]`
+//!
+//! With CORPUS_DIR (say a campaign's `fuzz/target/corpus-work/TARGET`), the inputs are
+//! that directory's files alone, the input lengths a campaign actually runs.
 
 use loom_props::{run_target, Target};
 use std::path::Path;
@@ -26,6 +29,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(3);
     let only = std::env::args().nth(2);
+    let corpus_dir = std::env::args().nth(3);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
     for target in [
         Target::FoldSnapshotEquivalence,
@@ -40,10 +44,16 @@ fn main() {
     .into_iter()
     .filter(|t| only.as_deref().is_none_or(|o| o == t.name()))
     {
-        let mut inputs: Vec<Vec<u8>> = (0..2_000u64)
-            .map(|i| xorshift(0xbe4c_0000 + i * 7919, 32 + (i as usize * 37) % 2048))
-            .collect();
-        if let Ok(dir) = std::fs::read_dir(root.join(target.name())) {
+        let mut inputs: Vec<Vec<u8>> = match corpus_dir {
+            Some(_) => Vec::new(),
+            None => (0..2_000u64)
+                .map(|i| xorshift(0xbe4c_0000 + i * 7919, 32 + (i as usize * 37) % 2048))
+                .collect(),
+        };
+        let dir = corpus_dir
+            .as_ref()
+            .map_or_else(|| root.join(target.name()), std::path::PathBuf::from);
+        if let Ok(dir) = std::fs::read_dir(dir) {
             for entry in dir.flatten() {
                 if let Ok(b) = std::fs::read(entry.path()) {
                     inputs.push(b);
