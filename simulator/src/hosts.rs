@@ -11,8 +11,7 @@ use loom_kernel::runtime::{
     FaultPlan, FlowScript, RunOutcome, Runtime, RuntimeConfig, RuntimeError, SnapshotPolicy,
 };
 use loom_kernel::spi::{Clock, EventStore, ExecutionPackage};
-use loom_kernel::FoldVersion;
-use loom_kernel::{fold, EventEnvelope};
+use loom_kernel::{fold, EventEnvelope, FoldVersion, KernelFeatures};
 use serde_json::{json, Value};
 
 use crate::net::{LedgerEntry, SimClock, StoreClient, World, EPOCH_MS, GATE_PREFIX, STORE_TIME};
@@ -55,15 +54,25 @@ pub struct Scenario {
 impl Scenario {
     /// A scenario running `flow`.
     pub fn new(execution_id: String, flow: Value, input: Value) -> Scenario {
-        let script = FlowScript::parse(&flow, &RuntimeConfig::default().features)
-            .ok()
-            .map(Arc::new);
+        let script = FlowScript::parse(&flow, &sim_features()).ok().map(Arc::new);
         Scenario {
             execution_id,
             flow,
             input,
             script,
         }
+    }
+}
+
+/// The `kernel.features` every simulated runtime (and the crash-free reference) runs
+/// with: `receive` and `select` on, so generated flows can wait for messages the
+/// client delivers. `continueAsNew` stays off: its successor executions are outside
+/// the seed's list of executions that workers, the sweeper and the checks know.
+pub fn sim_features() -> KernelFeatures {
+    KernelFeatures {
+        receive: true,
+        select: true,
+        ..KernelFeatures::default()
     }
 }
 
@@ -137,7 +146,7 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
     // Scripted effects by tool id: one tool per step, so each step's outcomes are its own.
     let mut effects = serde_json::Map::new();
     for i in 0..n {
-        match rng.range(0, 16) {
+        match rng.range(0, 17) {
             0..=3 => {
                 let id = format!("s{i}");
                 body.push(step(id.clone(), i));
@@ -301,7 +310,7 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
                 body.push(json!({ "op": "run", "stepId": id, "toolId": tool, "input": { "i": i, "v": v } }));
                 read.insert(id.clone(), json!({ "$ref": format!("steps.{id}.output") }));
             }
-            _ => {
+            15 => {
                 // `parallel` with 2-3 branches, each a step and an emit; one branch's
                 // step may be a retrying one.
                 let mut branches = Vec::new();
@@ -324,6 +333,23 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
                     branches.push(Value::Array(branch));
                 }
                 body.push(json!({ "op": "parallel", "branches": branches }));
+            }
+            _ => {
+                // Waiting for a message (`receive`, or `select` over two topics); the
+                // client delivers `message(exec, topic)` to the first wait's topic,
+                // sometimes before the execution parks (the message is buffered and
+                // served from the log). The bound message is read.
+                let bind = format!("m{i}");
+                if rng.chance(500) {
+                    body.push(json!({ "op": "receive", "topic": format!("t{i}"),
+                        "waitId": format!("w{i}"), "bind": bind }));
+                } else {
+                    body.push(json!({ "op": "select", "bind": bind, "waits": [
+                        { "waitId": format!("w{i}a"), "topic": format!("t{i}a") },
+                        { "waitId": format!("w{i}b"), "topic": format!("t{i}b") }
+                    ] }));
+                }
+                read.insert(bind.clone(), json!({ "$ref": format!("vars.{bind}") }));
             }
         }
     }
@@ -391,6 +417,47 @@ pub fn resume_for(
         verdict["outcome"] = json!("retry");
     }
     ResumeRequest::new(INDOUBT_GATE, json!({ "verdict": verdict }))
+}
+
+/// The message the client delivers on `topic` to `exec` (the same in every run) and its
+/// id.
+pub fn message(exec: &str, topic: &str) -> (String, Value) {
+    (
+        format!("{exec}/{topic}"),
+        json!({ "topic": topic, "k": fnv(&[exec, topic]) % BRANCH_VALUES }),
+    )
+}
+
+/// The topic the client delivers to when the execution is parked on a `receive` /
+/// `select`: its first wait's (the fold keeps the waits in `_waits`).
+pub fn wait_topic(state: &loom_kernel::ExecutionState) -> Option<String> {
+    let gate = state.parked_gate()?;
+    if !gate.starts_with("receive:") && gate != "__loom_select__" {
+        return None;
+    }
+    state
+        .variables
+        .get(loom_kernel::fold::keys::WAITS)?
+        .as_array()?
+        .first()?
+        .get("topic")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// The topics a flow's top-level `receive` / `select` statements wait on first, in
+/// order (the client delivers early messages to them).
+pub fn topics_of(flow: &Value) -> Vec<String> {
+    flow["body"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s["op"].as_str() {
+            Some("receive") => s["topic"].as_str().map(str::to_owned),
+            Some("select") => s["waits"][0]["topic"].as_str().map(str::to_owned),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The gates a flow's top-level `suspend` statements park on, in order (the client
@@ -557,6 +624,7 @@ pub fn runtime_armed(
 ) -> Runtime<StoreClient, SimClock, StoreClient> {
     let config = RuntimeConfig {
         fencing: true,
+        features: sim_features(),
         ..RuntimeConfig::default()
     };
     let mut rt = Runtime::new(client.clone(), clock, config)
@@ -897,8 +965,37 @@ pub async fn client(
                         early(&world, &scenarios, exec, &g, &mut last_answer[i]).await;
                     }
                 }
+                // An early message: the next topic the flow waits on gets its message
+                // before the wait parks (buffered; the receive is served from the log).
+                if resume_fault(&mut rng) {
+                    let consumed = |t: &String| {
+                        let id = message(exec, t).0;
+                        log.iter().any(|e| {
+                            e.event_type == "MESSAGE_CONSUMED"
+                                && e.payload["messageId"] == id.as_str()
+                        })
+                    };
+                    if let Some(t) = topics_of(&s.flow).iter().find(|t| !consumed(t)) {
+                        world.book().resume_faults.early_messages += 1;
+                        deliver(&world, &scenarios, exec, t).await;
+                    }
+                }
                 continue;
             };
+            if let Some(topic) = wait_topic(&state) {
+                // A `receive` / `select` park: the client delivers the message (not a
+                // resume), sometimes twice (a redelivery is a duplicate: nothing
+                // appended).
+                world.book().resume_faults.messages += 1;
+                deliver(&world, &scenarios, exec, &topic).await;
+                if resume_fault(&mut rng) {
+                    // Consumed twice, it would answer a later wait on the topic or stay
+                    // buffered for one: the bound values, hence PLACE-04, would differ.
+                    world.book().resume_faults.duplicate_messages += 1;
+                    deliver(&world, &scenarios, exec, &topic).await;
+                }
+                continue;
+            }
             if park.get("wakeAt").is_some() {
                 continue; // a timer answers this one
             }
@@ -951,6 +1048,14 @@ pub async fn client(
             return Ok(());
         }
     }
+}
+
+/// Delivers `message(exec, topic)` through a fresh client and runtime.
+async fn deliver(world: &Arc<World>, scenarios: &[Scenario], exec: &str, topic: &str) {
+    let c = Arc::new(StoreClient::new("client"));
+    let rt = runtime(world, scenarios, c, client_clock(world));
+    let (id, body) = message(exec, topic);
+    let _ = rt.deliver(exec, topic, &id, body).await;
 }
 
 /// An early resume of gate `g`, which the execution has not parked on yet. Ingress

@@ -1512,6 +1512,9 @@ impl SimStats {
         r.concurrent += o.concurrent;
         r.finished += o.finished;
         r.refused += o.refused;
+        r.messages += o.messages;
+        r.early_messages += o.early_messages;
+        r.duplicate_messages += o.duplicate_messages;
     }
 
     /// The fault and coverage counts as `name=count` pairs, for a summary line.
@@ -1546,7 +1549,7 @@ impl SimStats {
     fn fault_counts(&self) -> String {
         format!(
             "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={} \
-             early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} \
+             early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} messages={} early-messages={} duplicate-messages={} \
              retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={}",
             self.injected_crashes,
             self.zombie_refused,
@@ -1570,6 +1573,9 @@ impl SimStats {
             self.resume_faults.concurrent,
             self.resume_faults.finished,
             self.resume_faults.refused,
+            self.resume_faults.messages,
+            self.resume_faults.early_messages,
+            self.resume_faults.duplicate_messages,
             self.retries,
             self.attempts_continued,
             self.untyped_failures,

@@ -182,6 +182,12 @@ pub struct ResumeFaults {
     /// Resume faults refused (by ingress, or by the store's optimistic check for the
     /// loser of a concurrent pair) with nothing appended.
     pub refused: u64,
+    /// Messages delivered to a parked `receive` / `select`.
+    pub messages: u64,
+    /// Messages delivered before their wait parked (buffered, served from the log).
+    pub early_messages: u64,
+    /// Messages delivered a second time (a duplicate: nothing appended).
+    pub duplicate_messages: u64,
 }
 
 /// One real effect invocation.

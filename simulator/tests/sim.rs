@@ -442,7 +442,9 @@ fn replay_10_replay_11_skewed_worker_clocks_fire_on_their_own_clock() {
 #[test]
 fn replay_10_ci_seeds_run_on_skewed_clocks() {
     let mut total = loom_sim::SimStats::default();
-    for out in sweep(0..8, None, &SimConfig::default()) {
+    // The whole CI range: early fires in store time need a fast host to fire a timer,
+    // and since flows also wait for messages few of seeds 0..8 fire one.
+    for out in sweep(CI_SEEDS, None, &SimConfig::default()) {
         assert!(
             out.violations.is_empty(),
             "seed {}: {:#?}",
