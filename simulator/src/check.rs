@@ -96,6 +96,51 @@ pub fn snapshot_vector(seed: u64, exec: &str, log: &[EventEnvelope], k: u64) -> 
     })
 }
 
+/// An `ingress` vector (docs/vectors.md) for a resume the simulated runtime admitted:
+/// the log the client read, the request on the `resume` path, and the reference gate's
+/// answer. `None` when the reference admits it too (no disagreement to keep).
+pub fn ingress_vector(
+    seed: u64,
+    exec: &str,
+    n: usize,
+    log: &[EventEnvelope],
+    request: &loom_kernel::ingress::ResumeRequest,
+) -> Option<Value> {
+    let state = fold(log);
+    let gate = loom_kernel::ingress::GateConfig::default();
+    let refusal = loom_kernel::ingress::admit(
+        exec,
+        &state,
+        log,
+        loom_kernel::ingress::ResumePath::Resume,
+        request,
+        &gate,
+    )
+    .err()?;
+    let mut req = json!({ "eventType": request.event_type, "payload": request.payload });
+    if let Some(m) = &request.metadata {
+        req["metadata"] = json!(m);
+    }
+    Some(json!({
+        "id": format!("ingress-sim-seed-{seed}-{exec}-{n}"),
+        "kind": "ingress",
+        "rules": ["INGRESS-03"],
+        "since": loom_kernel::EVENT_SCHEMA_VERSION,
+        "description": format!("Found by the deploy simulator (seed {seed}, {exec}): a `{}` resume the simulated runtime admitted; the gate must refuse it on this log.", request.event_type),
+        "input": {
+            "log": log.iter().map(EventEnvelope::to_value).collect::<Vec<_>>(),
+            "path": "resume",
+            "request": req,
+            "flow": {},
+        },
+        "expected": {
+            "outcome": "refused",
+            "error": refusal.name(),
+            "reason": refusal.reason().map(|r| r.as_str()),
+        },
+    }))
+}
+
 /// [`final_checks`] with the kernel's restore replaced by a planted bug's, if any.
 pub fn final_checks_with(
     scenarios: &[Scenario],

@@ -1150,20 +1150,65 @@ async fn must_refuse(
     let c = Arc::new(StoreClient::new("client"));
     let rt = runtime(world, scenarios, c.clone(), client_clock(world));
     let kind = request.event_type.clone();
-    match rt.resume(exec, request).await {
+    let sent = request.clone();
+    let admitted = if world.bug == Some(PlantedBug::IngressAdmitsEveryResume) {
+        admit_blindly(&c, exec, &request).await
+    } else {
+        rt.resume(exec, request).await
+    };
+    match admitted {
+        Ok(_) => {
+            // Judged against the log this client read: the vector's input.
+            let read = c.read_len(exec).unwrap_or(0);
+            world
+                .book()
+                .ingress_admitted
+                .push((exec.to_owned(), read, sent));
+            world.violate(Violation {
+                rule: "INGRESS-03".into(),
+                message: format!("a {what} resume of `{kind}` was admitted"),
+                execution_id: Some(exec.to_owned()),
+                event_index: None,
+            });
+        }
         Err(RuntimeError::Ingress(e)) => {
             world.book().resume_faults.refused += 1;
             refused_appends_nothing(world, &c, exec, &kind, &e.to_string());
         }
-        Ok(_) => world.violate(Violation {
-            rule: "INGRESS-03".into(),
-            message: format!("a {what} resume of `{kind}` was admitted"),
-            execution_id: Some(exec.to_owned()),
-            event_index: None,
-        }),
         // A store error (a partition, a timeout) refused nothing.
         Err(_) => {}
     }
+}
+
+/// The planted [`PlantedBug::IngressAdmitsEveryResume`]: a gate that admits any resume
+/// and appends it as it came (under a fence of its own).
+async fn admit_blindly(
+    c: &StoreClient,
+    exec: &str,
+    request: &ResumeRequest,
+) -> Result<RunOutcome, RuntimeError> {
+    let log = c.read(exec).await.map_err(RuntimeError::Store)?;
+    let fence = c.acquire_fence(exec).await.map_err(RuntimeError::Store)?;
+    let seq = log.last().map_or(0, |e| e.sequence + 1);
+    let envelope = EventEnvelope {
+        id: format!("{exec}:{seq}"),
+        workflow_id: log
+            .first()
+            .map(|e| e.workflow_id.clone())
+            .unwrap_or_default(),
+        execution_id: exec.to_owned(),
+        event_type: request.event_type.clone(),
+        sequence: seq,
+        timestamp_ms: STORE_TIME.now_ms(),
+        payload: request.payload.clone(),
+        metadata: request.metadata.clone(),
+    };
+    c.raw_append(exec, seq, vec![envelope], Some(fence.0))
+        .await
+        .map_err(RuntimeError::Store)?;
+    Ok(RunOutcome::Parked {
+        gate: request.event_type.clone(),
+    })
 }
 
 /// The client host's clock (store time plus its offset).

@@ -152,6 +152,9 @@ pub enum PlantedBug {
     /// The store checks the fence, waits, then writes without checking again, so a
     /// fence taken in between does not stop the old holder (PLACE-05).
     NonAtomicFenceCheck,
+    /// Ingress admits every resume and appends it as it came, so a duplicate, reordered
+    /// or late resume lands (INGRESS-03); each is written as an ingress vector.
+    IngressAdmitsEveryResume,
     /// The kernel under test restores a snapshot by folding the tail from the
     /// snapshot's own event (folded twice), like the vectors' `restore-tail-off-by-one`:
     /// SNAP-01 fails in the final-log check, and the failing log is written as a fold
@@ -171,7 +174,7 @@ pub enum PlantedBug {
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 13] = [
+    pub const ALL: [PlantedBug; 14] = [
         PlantedBug::StoreIgnoresFence,
         PlantedBug::StaleReadsBlindAppends,
         PlantedBug::CorruptStepOutputOnRead,
@@ -185,6 +188,7 @@ impl PlantedBug {
         PlantedBug::RuntimeRerunsTypedFailure,
         PlantedBug::SnapshotLabelledCurrent,
         PlantedBug::RestoreTailOffByOne,
+        PlantedBug::IngressAdmitsEveryResume,
     ];
 
     /// The rule whose invariant must catch this bug.
@@ -201,6 +205,7 @@ impl PlantedBug {
             PlantedBug::RuntimeRestartsAttemptCount => "REPLAY-09",
             PlantedBug::RuntimeRerunsTypedFailure => "TYPED-09",
             PlantedBug::SnapshotLabelledCurrent | PlantedBug::RestoreTailOffByOne => "SNAP-01",
+            PlantedBug::IngressAdmitsEveryResume => "INGRESS-03",
         }
     }
 }
@@ -1325,6 +1330,17 @@ fn finish(
         };
         if let Some((_, log)) = logs.iter().find(|(id, _)| id == exec) {
             vectors.push(check::snapshot_vector(seed, exec, log, k));
+        }
+    }
+    // An ingress disagreement becomes a vector: a resume the client's runtime admitted
+    // that the reference gate refuses on the log the client read.
+    let admitted = world.book().ingress_admitted.clone();
+    for (i, (exec, read, request)) in admitted.iter().enumerate() {
+        if let Some((_, log)) = logs.iter().find(|(id, _)| id == exec) {
+            let seen: Vec<_> = log.iter().filter(|e| e.sequence < *read).cloned().collect();
+            if let Some(v) = check::ingress_vector(seed, exec, i, &seen, request) {
+                vectors.push(v);
+            }
         }
     }
     let outcome = SimOutcome {

@@ -159,6 +159,9 @@ pub struct Book {
     pub snapshot_refusals: u64,
     /// Workers that switched fold version (a rolling upgrade or rollback step).
     pub fleet_switches: u64,
+    /// Resumes that had to be refused and were admitted: (execution, the length of the
+    /// log the client read, the request), for the ingress vectors.
+    pub ingress_admitted: Vec<(String, u64, loom_kernel::ingress::ResumeRequest)>,
 }
 
 /// Counts of the client's resume faults (INGRESS-13, INGRESS-15 evidence).

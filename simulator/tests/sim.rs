@@ -998,3 +998,61 @@ fn conf_05_runtime_stores_and_simulator_read_no_wall_clock_or_os_randomness() {
         );
     }
 }
+
+/// An ingress disagreement becomes a vector (INGRESS-03): with the planted
+/// `IngressAdmitsEveryResume`, a resume fault that must be refused lands; the seed's
+/// files hold `vectors/ingress/ingress-sim-seed-<S>-<exec>-<n>.json` (the log the
+/// client read, the request, the reference gate's refusal). Loaded as `loom vectors run
+/// --extra` loads it, every such vector passes on the reference kernel, and at least
+/// one of the vectors' own planted kernel bugs fails one of them.
+#[test]
+fn ingress_03_an_ingress_disagreement_is_written_as_a_vector_loom_vectors_runs() {
+    use loom_vectors::runner::{run_vector, Claims};
+    use loom_vectors::wrong::Bug;
+    use loom_vectors::{InProcessKernel, KernelClient, ReferenceKernel};
+    let bug = PlantedBug::IngressAdmitsEveryResume;
+    let seed = first_catch(bug).expect("a CI seed catches the planted gate");
+    let out = run_seed(
+        seed,
+        &SimConfig {
+            bug: Some(bug),
+            ..stormy()
+        },
+    );
+    assert!(
+        out.vectors.iter().any(|v| v["kind"] == "ingress"),
+        "{:#?}",
+        out.violations
+    );
+    let dir = std::env::temp_dir().join(format!("loom-sim-ingress-{}", std::process::id()));
+    let base = loom_sim::write_artifacts(&dir, &out).expect("the seed's files");
+    let mut set = Vec::new();
+    loom_vectors::set::add_extra(&mut set, &[base.join("vectors")])
+        .expect("the written vectors load as --extra");
+    let ingress: Vec<_> = set
+        .iter()
+        .filter(|v| v.kind == loom_vectors::Kind::Ingress)
+        .collect();
+    assert!(!ingress.is_empty());
+    let mut caught = 0;
+    for v in &ingress {
+        let mut good = InProcessKernel::default();
+        let claims = Claims::from_hello(good.hello().unwrap());
+        let r = run_vector(&mut good, &claims, v);
+        assert_eq!(r.status, loom_report::Status::Pass, "{r:?}");
+        for kernel_bug in Bug::ALL {
+            let mut bad = InProcessKernel {
+                kernel: ReferenceKernel::with_bug(*kernel_bug),
+            };
+            let claims = Claims::from_hello(bad.hello().unwrap());
+            if run_vector(&mut bad, &claims, v).status == loom_report::Status::Fail {
+                caught += 1;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        caught > 0,
+        "no planted kernel bug fails the ingress vectors"
+    );
+}
