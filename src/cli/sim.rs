@@ -202,8 +202,18 @@ pub fn run(args: SimArgs) -> u8 {
                     Ok(p)
                 })
                 .map(|p| {
+                    // A fold or ingress disagreement was also written as vectors.
+                    let vectors = if outcome.vectors.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; {} vector(s): `loom vectors run --extra {}`",
+                            outcome.vectors.len(),
+                            super::shown(&p.join("vectors"))
+                        )
+                    };
                     format!(
-                        "{}; replay the shrunk run with `loom sim replay {}`",
+                        "{}; replay the shrunk run with `loom sim replay {}`{vectors}",
                         super::shown(&p),
                         super::shown(&p.join("shrunk.json"))
                     )
