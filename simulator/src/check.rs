@@ -69,6 +69,12 @@ fn restore_as(
     serde_json::to_value(state).ok()
 }
 
+/// An execution id as a vector id part: a successor's `~` (`exec-4~1`) is not a
+/// vector id character, so it reads `exec-4.1`.
+fn vector_id_part(exec: &str) -> String {
+    exec.replace('~', ".")
+}
+
 /// A `normalize` vector (docs/vectors.md) for a log whose SNAP-01 check failed at
 /// `k`: the current snapshot of the log's first `k + 1` events, restored with the whole
 /// log as its tail (as the simulator restores it; only events after the snapshot's
@@ -83,7 +89,7 @@ pub fn snapshot_vector(seed: u64, exec: &str, log: &[EventEnvelope], k: u64) -> 
         .unwrap_or(Value::Null);
     let full = serde_json::to_value(fold(log)).unwrap_or(Value::Null);
     json!({
-        "id": format!("normalize-sim-seed-{seed}-{exec}-k{k}"),
+        "id": format!("normalize-sim-seed-{seed}-{}-k{k}", vector_id_part(exec)),
         "kind": "normalize",
         "rules": ["SNAP-01", "GAP-15"],
         "since": loom_kernel::EVENT_SCHEMA_VERSION,
@@ -122,7 +128,7 @@ pub fn ingress_vector(
         req["metadata"] = json!(m);
     }
     Some(json!({
-        "id": format!("ingress-sim-seed-{seed}-{exec}-{n}"),
+        "id": format!("ingress-sim-seed-{seed}-{}-{n}", vector_id_part(exec)),
         "kind": "ingress",
         "rules": ["INGRESS-03"],
         "since": loom_kernel::EVENT_SCHEMA_VERSION,
@@ -150,7 +156,7 @@ pub fn final_checks_with(
     let mut out = Vec::new();
     for (exec, log) in logs {
         let scenario = scenarios.iter().find(|s| &s.execution_id == exec);
-        let reference = scenario.and_then(reference_log);
+        let reference = scenario.and_then(|s| reference_log(s, scenarios));
         let v = |rule: &str, message: String, idx: Option<u64>| Violation {
             rule: rule.into(),
             message,
@@ -560,8 +566,9 @@ fn missing_emit(reference: &[EventEnvelope], log: &[EventEnvelope]) -> Option<St
 }
 
 /// The crash-free run of a scenario on in-memory stores: answers every gate the way
-/// the simulated client does and fires every timer.
-fn reference_log(s: &Scenario) -> Option<Vec<EventEnvelope>> {
+/// the simulated client does and fires every timer. A successor's (`<exec>~<n>`) is the
+/// crash-free run of its chain from the first execution, read at the successor.
+fn reference_log(s: &Scenario, scenarios: &[Scenario]) -> Option<Vec<EventEnvelope>> {
     let store = Arc::new(MemoryEventStore::new());
     let clock = Arc::new(ManualClock::new(crate::net::EPOCH_MS));
     let config = RuntimeConfig {
@@ -574,20 +581,40 @@ fn reference_log(s: &Scenario) -> Option<Vec<EventEnvelope>> {
     rt.register_flow_json(&s.flow).ok()?;
     rt.register_effect(TOOL, CountingEffect);
     let flow_id = s.flow["flowId"].as_str()?;
-    let mut outcome = block_on(rt.start(&s.execution_id, flow_id, s.input.clone())).ok()?;
+    // The chain's first execution: the scenario itself, or the one it continues.
+    let mut first = s;
+    while let Some(prev) = &first.continues {
+        first = scenarios.iter().find(|p| &p.execution_id == prev)?;
+    }
+    let input = first.input.clone();
+    let mut cur = first.execution_id.clone();
+    let mut outcome = block_on(rt.start(&cur, flow_id, input)).ok()?;
     for _ in 0..REFERENCE_RUNS_MAX {
+        if let RunOutcome::Continued { to } = &outcome {
+            // The run went on into a successor; it may have parked there.
+            cur = to.clone();
+            let state = fold(&block_on(store.read(&cur)).ok()?);
+            match state.suspended_on().and_then(|p| p.get("on")?.as_str()) {
+                Some(gate) => {
+                    outcome = RunOutcome::Parked {
+                        gate: gate.to_owned(),
+                    }
+                }
+                None => break,
+            }
+        }
         let RunOutcome::Parked { gate } = outcome else {
             break;
         };
-        let log = block_on(store.read(&s.execution_id)).ok()?;
+        let log = block_on(store.read(&cur)).ok()?;
         let wake = fold(&log)
             .suspended_on()
             .and_then(|p| p.get("wakeAt").and_then(Value::as_i64));
         let park = fold(&log).suspended_on().cloned().unwrap_or_default();
         if let Some(topic) = crate::hosts::wait_topic(&fold(&log)) {
             // A receive / select park: the client delivers the message.
-            let (id, body) = crate::hosts::message(&s.execution_id, &topic);
-            let d = block_on(rt.deliver(&s.execution_id, &topic, &id, body));
+            let (id, body) = crate::hosts::message(&cur, &topic);
+            let d = block_on(rt.deliver(&cur, &topic, &id, body));
             outcome = match d.ok()? {
                 loom_kernel::runtime::Delivery::Resumed { outcome, .. } => outcome,
                 _ => return None,
@@ -598,16 +625,11 @@ fn reference_log(s: &Scenario) -> Option<Vec<EventEnvelope>> {
             Some(w) => {
                 clock.set(w);
                 let fired = block_on(rt.fire_timers(w)).ok()?;
-                fired
-                    .into_iter()
-                    .find(|(id, _)| id == &s.execution_id)?
-                    .1
-                    .ok()?
+                fired.into_iter().find(|(id, _)| id == &cur)?.1.ok()?
             }
             None => {
                 debug_assert_eq!(park.get("on").and_then(Value::as_str), Some(gate.as_str()));
-                block_on(rt.resume(&s.execution_id, resume_for(&s.execution_id, &park, &log)))
-                    .ok()?
+                block_on(rt.resume(&cur, resume_for(&cur, &park, &log))).ok()?
             }
         };
     }
@@ -670,7 +692,7 @@ mod tests {
             ]}),
             json!({ "n": 0 }),
         );
-        let log = reference_log(&s).expect("the reference run finishes");
+        let log = reference_log(&s, &[]).expect("the reference run finishes");
         (s, log)
     }
 
@@ -716,7 +738,7 @@ mod tests {
             ]}),
             json!({ "n": 0 }),
         );
-        let mut log = reference_log(&s).expect("the reference run finishes");
+        let mut log = reference_log(&s, &[]).expect("the reference run finishes");
         let stamped: Vec<&EventEnvelope> = log.iter().filter(|e| e.flow_emit().is_some()).collect();
         assert_eq!(stamped.len(), 2, "both copies are stamped");
         assert_eq!(
@@ -840,47 +862,63 @@ mod tests {
         let mut rng = Rng::new(7);
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         for i in 0..80 {
-            let s = crate::hosts::scenario(&mut rng, i);
-            assert!(s.script.is_some(), "{}", s.flow);
-            let log = reference_log(&s).expect("reference run");
-            assert!(fold(&log).status.is_terminal(), "{}", s.flow);
-            assert!(final_checks(
-                std::slice::from_ref(&s),
-                &[(s.execution_id.clone(), log.clone())]
-            )
-            .is_empty());
-            for e in &log {
-                let kind = match e.event_type.as_str() {
-                    "STEP_RETRYING" => "retry",
-                    "STEP_FAILED" if e.payload.get("channel").is_some() => "typed",
-                    "STEP_FAILED" => "untyped",
-                    "EFFECT_INDOUBT" => "indoubt",
-                    "DECISION_RECORDED"
-                        if e.payload["id"]
-                            .as_str()
-                            .is_some_and(|d| d.starts_with("__loom_verdict:")) =>
-                    {
-                        "verdict"
-                    }
-                    "STEP_COMPLETED"
-                        if e.payload["stepId"]
-                            .as_str()
-                            .is_some_and(|d| d.starts_with('p')) =>
-                    {
-                        "parallel"
-                    }
-                    "app.note" if e.payload["branch"] == "twice" && e.flow_emit().is_some() => {
-                        "twice"
-                    }
-                    "MESSAGE_CONSUMED" => "message",
-                    _ => continue,
-                };
-                *seen.entry(kind).or_default() += 1;
+            let base = crate::hosts::scenario(&mut rng, i);
+            assert!(base.script.is_some(), "{}", base.flow);
+            // The execution and the successors its continueAsNew chain starts: each
+            // ends, and the chain is at most CONTINUATIONS_PER_CHAIN_MAX long.
+            let chain = crate::hosts::with_successors(std::slice::from_ref(&base));
+            assert!(chain.len() as u64 <= 1 + crate::hosts::CONTINUATIONS_PER_CHAIN_MAX);
+            for s in &chain {
+                let log = reference_log(s, &chain).expect("reference run");
+                assert!(
+                    fold(&log).status.is_terminal(),
+                    "{} {}",
+                    s.execution_id,
+                    s.flow
+                );
+                assert!(final_checks(&chain, &[(s.execution_id.clone(), log.clone())]).is_empty());
+                for e in &log {
+                    let kind = match e.event_type.as_str() {
+                        "STEP_RETRYING" => "retry",
+                        "STEP_FAILED" if e.payload.get("channel").is_some() => "typed",
+                        "STEP_FAILED" => "untyped",
+                        "EFFECT_INDOUBT" => "indoubt",
+                        "DECISION_RECORDED"
+                            if e.payload["id"]
+                                .as_str()
+                                .is_some_and(|d| d.starts_with("__loom_verdict:")) =>
+                        {
+                            "verdict"
+                        }
+                        "STEP_COMPLETED"
+                            if e.payload["stepId"]
+                                .as_str()
+                                .is_some_and(|d| d.starts_with('p')) =>
+                        {
+                            "parallel"
+                        }
+                        "app.note" if e.payload["branch"] == "twice" && e.flow_emit().is_some() => {
+                            "twice"
+                        }
+                        "MESSAGE_CONSUMED" => "message",
+                        "EXECUTION_CONTINUED" => "continued",
+                        _ => continue,
+                    };
+                    *seen.entry(kind).or_default() += 1;
+                }
             }
         }
         // Every workload kind is reached by the crash-free runs of generated flows.
         for kind in [
-            "retry", "typed", "untyped", "indoubt", "verdict", "parallel", "twice", "message",
+            "retry",
+            "typed",
+            "untyped",
+            "indoubt",
+            "verdict",
+            "parallel",
+            "twice",
+            "message",
+            "continued",
         ] {
             assert!(seen.get(kind).is_some_and(|n| *n > 0), "{kind}: {seen:?}");
         }

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loom_kernel::fold::INDOUBT_GATE;
+use loom_kernel::fold::{Status, INDOUBT_GATE};
 use loom_kernel::ingress::ResumeRequest;
 use loom_kernel::runtime::{
     block_on, CrashPoint, Effect, EffectCall, EffectMiddleware, EffectOutcome, EffectResult,
@@ -49,6 +49,9 @@ pub struct Scenario {
     /// The flow, parsed once (the runtime's default features); `None` if it does not
     /// parse, which shows as an unknown flow when it runs.
     pub script: Option<Arc<FlowScript>>,
+    /// For a successor (`<exec>~<n>`): the execution whose `continueAsNew` starts it.
+    /// The runtime starts it, not the client; nobody starts it with a plain start.
+    pub continues: Option<String>,
 }
 
 impl Scenario {
@@ -60,16 +63,75 @@ impl Scenario {
             flow,
             input,
             script,
+            continues: None,
         }
     }
 }
 
+/// Longest chain of `continueAsNew` a generated flow makes: an execution and at most
+/// this many successors (`<exec>~1` .. `<exec>~N`).
+pub const CONTINUATIONS_PER_CHAIN_MAX: u64 = 2;
+
+/// The `continueAsNew` statements a flow makes, as successor inputs in hop order (the
+/// generator's chain: the n-th one starts `<exec>~<n>`).
+pub fn continuations_of(flow: &Value) -> Vec<Value> {
+    fn walk(v: &Value, out: &mut Vec<Value>) {
+        match v {
+            Value::Object(m) => {
+                if m.get("op").and_then(Value::as_str) == Some("continueAsNew") {
+                    out.push(m.get("input").cloned().unwrap_or(Value::Null));
+                }
+                m.values().for_each(|c| walk(c, out));
+            }
+            Value::Array(a) => a.iter().for_each(|c| walk(c, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(&flow["body"], &mut out);
+    out.sort_by_key(|i| i["hop"].as_u64());
+    out
+}
+
+/// The scenarios and, after each, its successors: the executions its `continueAsNew`
+/// chain starts (`<exec>~1`, `<exec>~2`, ...), same flow. Workers, the client, the
+/// sweeper's recoveries and the final checks look executions up in this list.
+pub fn with_successors(scenarios: &[Scenario]) -> Vec<Scenario> {
+    let mut out = Vec::new();
+    for s in scenarios {
+        out.push(s.clone());
+        let mut prev = s.execution_id.clone();
+        for (n, input) in continuations_of(&s.flow).into_iter().enumerate() {
+            let id = format!("{}~{}", s.execution_id, n + 1);
+            let mut next = Scenario::new(id.clone(), s.flow.clone(), input);
+            next.continues = Some(prev);
+            prev = id;
+            out.push(next);
+        }
+    }
+    out
+}
+
+/// The tail that makes a flow continue `hops` times: hop `h` (no `hop` in the input
+/// for the first execution) continues as new with `hop: h + 1`; the last hop runs on
+/// to the flow's `complete`.
+fn continuation(index: usize, hops: u64) -> Value {
+    let mut stmt = json!({ "op": "noop" });
+    for h in (0..hops).rev() {
+        let equals = if h == 0 { Value::Null } else { json!(h) };
+        stmt = json!({ "op": "if", "ref": "input/hop", "equals": equals,
+            "then": [{ "op": "continueAsNew", "input": { "n": index, "hop": h + 1 } }],
+            "else": [stmt] });
+    }
+    stmt
+}
+
 /// The `kernel.features` every simulated runtime (and the crash-free reference) runs
 /// with: `receive` and `select` on, so generated flows can wait for messages the
-/// client delivers. `continueAsNew` stays off: its successor executions are outside
-/// the seed's list of executions that workers, the sweeper and the checks know.
+/// client delivers, and `continueAsNew`, so generated flows can continue as new.
 pub fn sim_features() -> KernelFeatures {
     KernelFeatures {
+        continue_as_new: true,
         receive: true,
         select: true,
         ..KernelFeatures::default()
@@ -352,6 +414,14 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
                 read.insert(bind.clone(), json!({ "$ref": format!("vars.{bind}") }));
             }
         }
+    }
+    // Some flows continue as new before completing (a chain of 1 to
+    // CONTINUATIONS_PER_CHAIN_MAX successors). Drawn from a hash, not the rng, so the
+    // seed's other draws stay as they were.
+    let draw = fnv(&[&exec, "continueAsNew"]);
+    if draw % 4 == 0 {
+        let hops = 1 + (draw / 4) % CONTINUATIONS_PER_CHAIN_MAX;
+        body.push(continuation(index, hops));
     }
     body.push(json!({ "op": "complete", "output": { "done": n, "read": read } }));
     let flow_id = format!("flow-{index}");
@@ -782,6 +852,10 @@ async fn drive(
         .read(&package.execution_id)
         .await
         .map_err(RuntimeError::Store)?;
+    if log.is_empty() && scenario.continues.is_some() {
+        // A successor is started by its predecessor's run (or recovery), never here.
+        return Ok(None);
+    }
     if log.is_empty() {
         let flow_id = scenario.flow["flowId"].as_str().unwrap_or("");
         return rt
@@ -790,6 +864,11 @@ async fn drive(
             .map(Some);
     }
     let state = fold(&log);
+    if state.status == Status::Continued {
+        // Recovering a continued execution starts its successor if a crash came
+        // before that start, and does nothing if it was started.
+        return rt.recover(&scenario.execution_id).await.map(Some);
+    }
     if state.status.is_terminal() || state.suspended_on().is_some() {
         return Ok(None);
     }
@@ -910,7 +989,7 @@ pub async fn client(
     deadline_ms: u64,
 ) -> turmoil::Result {
     let name = "client";
-    for s in scenarios.iter() {
+    for s in scenarios.iter().filter(|s| s.continues.is_none()) {
         let package = ExecutionPackage {
             execution_id: s.execution_id.clone(),
             flow_id: s.flow["flowId"].as_str().unwrap_or("").to_owned(),
@@ -941,6 +1020,11 @@ pub async fn client(
                 all_terminal = false;
                 continue;
             };
+            if log.is_empty() && s.continues.is_some() {
+                // A successor not started yet: its predecessor's run starts it.
+                all_terminal = false;
+                continue;
+            }
             let state = fold(&log);
             let gates = gates_of(&s.flow);
             if state.status.is_terminal() {

@@ -371,6 +371,8 @@ pub struct SimStats {
     pub typed_failures: u64,
     /// In-doubt verdicts in the final logs (`__loom_verdict:` decisions).
     pub verdicts: u64,
+    /// Executions that continued as new (`EXECUTION_CONTINUED` in the final logs).
+    pub continued: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -1013,7 +1015,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         bug: config.bug,
         clock_skew_ms: setup.clock_skew_ms.clone(),
     });
-    let scenarios = Arc::new(setup.scenarios.clone());
+    let scenarios = Arc::new(hosts::with_successors(&setup.scenarios));
     let faults_on = Arc::new(AtomicBool::new(true));
     let deadline_ms = config.safety_ms + config.liveness_ms;
 
@@ -1213,7 +1215,22 @@ async fn sweeper() -> turmoil::Result {
                 continue;
             };
             let state = loom_kernel::fold(&log);
-            if state.status.is_terminal() || state.suspended_on().is_some() {
+            // A continued execution whose successor was not started (a crash between
+            // `EXECUTION_CONTINUED` and the start): its recovery starts it.
+            let unstarted_successor = match log
+                .iter()
+                .rev()
+                .find(|e| e.event_type == "EXECUTION_CONTINUED")
+            {
+                Some(e) if state.status == loom_kernel::fold::Status::Continued => {
+                    let to = e.payload["continuedTo"].as_str().unwrap_or_default();
+                    matches!(client.read(to).await, Ok(l) if l.is_empty())
+                }
+                _ => false,
+            };
+            if !unstarted_successor
+                && (state.status.is_terminal() || state.suspended_on().is_some())
+            {
                 continue;
             }
             let flow_id = log
@@ -1241,7 +1258,8 @@ fn finish(
     sim_error: Option<String>,
 ) -> SimOutcome {
     let mut logs = Vec::new();
-    for s in &setup.scenarios {
+    let scenarios = hosts::with_successors(&setup.scenarios);
+    for s in &scenarios {
         let log = block_on(world.events().read(&s.execution_id)).unwrap_or_default();
         logs.push((s.execution_id.clone(), log));
     }
@@ -1254,11 +1272,7 @@ fn finish(
             event_index: None,
         });
     }
-    violations.extend(check::final_checks_with(
-        &setup.scenarios,
-        &logs,
-        config.bug,
-    ));
+    violations.extend(check::final_checks_with(&scenarios, &logs, config.bug));
     violations.extend(check::acknowledged_survive(&world.book().acked, &logs));
     violations.extend(check::ledger_backs_every_output(
         &world.book().ledger,
@@ -1379,6 +1393,7 @@ fn log_counts(logs: &[(String, Vec<loom_kernel::EventEnvelope>)]) -> SimStats {
     for e in logs.iter().flat_map(|(_, l)| l) {
         match e.event_type.as_str() {
             "STEP_RETRYING" => s.retries += 1,
+            "EXECUTION_CONTINUED" => s.continued += 1,
             "STEP_STARTED" if e.payload["attempt"].as_u64().is_some_and(|a| a > 1) => {
                 s.attempts_continued += 1
             }
@@ -1519,6 +1534,7 @@ impl SimStats {
         self.untyped_failures += other.untyped_failures;
         self.typed_failures += other.typed_failures;
         self.verdicts += other.verdicts;
+        self.continued += other.continued;
         let (r, o) = (&mut self.resume_faults, &other.resume_faults);
         r.early += o.early;
         r.early_refused += o.early_refused;
@@ -1566,7 +1582,7 @@ impl SimStats {
         format!(
             "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={} \
              early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} messages={} early-messages={} duplicate-messages={} \
-             retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={}",
+             retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={} continued={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -1596,7 +1612,8 @@ impl SimStats {
             self.attempts_continued,
             self.untyped_failures,
             self.typed_failures,
-            self.verdicts
+            self.verdicts,
+            self.continued
         )
     }
 }
