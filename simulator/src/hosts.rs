@@ -71,6 +71,8 @@ impl Scenario {
 /// Longest chain of `continueAsNew` a generated flow makes: an execution and at most
 /// this many successors (`<exec>~1` .. `<exec>~N`).
 pub const CONTINUATIONS_PER_CHAIN_MAX: u64 = 2;
+/// One generated flow in this many ends in a `continueAsNew` chain.
+pub const CONTINUING_FLOW_ONE_IN: u64 = 4;
 
 /// The `continueAsNew` statements a flow makes, as successor inputs in hop order (the
 /// generator's chain: the n-th one starts `<exec>~<n>`).
@@ -419,8 +421,8 @@ pub fn scenario(rng: &mut Rng, index: usize) -> Scenario {
     // CONTINUATIONS_PER_CHAIN_MAX successors). Drawn from a hash, not the rng, so the
     // seed's other draws stay as they were.
     let draw = fnv(&[&exec, "continueAsNew"]);
-    if draw % 4 == 0 {
-        let hops = 1 + (draw / 4) % CONTINUATIONS_PER_CHAIN_MAX;
+    if draw.is_multiple_of(CONTINUING_FLOW_ONE_IN) {
+        let hops = 1 + (draw / CONTINUING_FLOW_ONE_IN) % CONTINUATIONS_PER_CHAIN_MAX;
         body.push(continuation(index, hops));
     }
     body.push(json!({ "op": "complete", "output": { "done": n, "read": read } }));

@@ -47,8 +47,8 @@ use loom_stores::memory::{MemoryDispatcher, MemoryTimerStore};
 use serde_json::{json, Value};
 
 pub use check::RULES;
-pub use hosts::RETRY_FAILURES_MAX;
 use hosts::{Scenario, WorkerFaults};
+pub use hosts::{CONTINUATIONS_PER_CHAIN_MAX, RETRY_FAILURES_MAX};
 pub use hosts::{CRASH_POINTS, SNAPSHOT_EVERY_EVENTS};
 pub use net::ResumeFaults;
 use net::{Book, World, STORE_HOST, TARGET};

@@ -512,6 +512,10 @@ fn docs_state_the_simulator_limits() {
             loom_sim::RETRY_FAILURES_MAX == 3,
         ),
         (
+            "1 to 2 (`CONTINUATIONS_PER_CHAIN_MAX`)",
+            loom_sim::CONTINUATIONS_PER_CHAIN_MAX == 2,
+        ),
+        (
             "(300 per mille by default, 1000 with `--stormy`",
             SimConfig::default().resume_fault_per_mille_max == 300,
         ),
