@@ -869,7 +869,19 @@ async fn drive(
     if state.status == Status::Continued {
         // Recovering a continued execution starts its successor if a crash came
         // before that start, and does nothing if it was started.
-        return rt.recover(&scenario.execution_id).await.map(Some);
+        let to = log
+            .iter()
+            .rev()
+            .find(|e| e.event_type == "EXECUTION_CONTINUED")
+            .and_then(|e| e.payload["continuedTo"].as_str())
+            .unwrap_or_default();
+        let unstarted = client.read(to).await.is_ok_and(|l| l.is_empty());
+        let outcome = rt.recover(&scenario.execution_id).await.map(Some);
+        let started = client.read(to).await.is_ok_and(|l| !l.is_empty());
+        if unstarted && started {
+            world.book().successor_starts += 1;
+        }
+        return outcome;
     }
     if state.status.is_terminal() || state.suspended_on().is_some() {
         return Ok(None);

@@ -373,6 +373,8 @@ pub struct SimStats {
     pub verdicts: u64,
     /// Executions that continued as new (`EXECUTION_CONTINUED` in the final logs).
     pub continued: u64,
+    /// Recoveries of a continued execution that started its missing successor.
+    pub successor_starts: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -1310,6 +1312,7 @@ fn finish(
             simulated_ms: 0,
             lease_takeovers: book.lease_takeovers,
             due_before_park: book.due_before_park,
+            successor_starts: book.successor_starts,
             skewed_hosts: setup.clock_skew_ms.values().filter(|ms| **ms != 0).count() as u64,
             skew_early_fires: book.skew_early_fires,
             spikes: 0,
@@ -1535,6 +1538,7 @@ impl SimStats {
         self.typed_failures += other.typed_failures;
         self.verdicts += other.verdicts;
         self.continued += other.continued;
+        self.successor_starts += other.successor_starts;
         let (r, o) = (&mut self.resume_faults, &other.resume_faults);
         r.early += o.early;
         r.early_refused += o.early_refused;
@@ -1582,7 +1586,7 @@ impl SimStats {
         format!(
             "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={} \
              early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} messages={} early-messages={} duplicate-messages={} \
-             retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={} continued={}",
+             retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={} continued={} successor-starts={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -1613,7 +1617,8 @@ impl SimStats {
             self.untyped_failures,
             self.typed_failures,
             self.verdicts,
-            self.continued
+            self.continued,
+            self.successor_starts
         )
     }
 }

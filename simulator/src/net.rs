@@ -143,6 +143,9 @@ pub struct Book {
     /// Reads served while one of the execution's timers was due and its park had not
     /// landed yet.
     pub due_before_park: u64,
+    /// Recoveries of a continued execution that started its successor: a crash came
+    /// between `EXECUTION_CONTINUED` and the successor's start.
+    pub successor_starts: u64,
     /// Timer fires the store saw (TIMER_FIRED appends).
     pub timer_fires: u64,
     /// Resumes the client sent, by (execution, gate): the answer (PLACE-04 evidence).
