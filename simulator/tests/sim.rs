@@ -859,6 +859,11 @@ fn ingress_03_ingress_15_replay_09_resume_faults_and_workload_kinds_are_exercise
         "{total:?}"
     );
     assert!(total.verdicts > 0, "{total:?}");
+    // Some executions continue as new, and their successors are checked too.
+    assert!(total.continued > 0, "{total:?}");
+    // A crash between EXECUTION_CONTINUED and the successor's start converges: a
+    // recovery started the successor.
+    assert!(total.successor_starts > 0, "{total:?}");
 }
 
 /// A failure that is a fold disagreement of the kernel becomes a vector (SNAP-01):
