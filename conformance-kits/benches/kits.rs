@@ -27,6 +27,24 @@ use loom_conformance::{run_kit, CaseHooks, Kit, NoHooks, RunOptions};
 use loom_stores::memory::*;
 use loom_stores::SqliteStore;
 
+/// The kernel-tier kits (event, snapshot, archive, lifecycle, branch registry) against
+/// SQLite in-process, a fresh in-memory database per case; every case must pass.
+fn sqlite_kernel_tier() {
+    let db = || SqliteStore::open_in_memory().expect("sqlite");
+    let mut failed = kit::<_, EventStoreKit>(&|| db().events(), &NoHooks);
+    failed += kit::<_, SnapshotStoreKit>(&|| db().snapshots(), &NoHooks);
+    failed += kit::<_, ArchiveStoreKit>(&|| db().archive(), &NoHooks);
+    failed += kit::<_, LifecycleKit>(
+        &|| {
+            let d = db();
+            (d.events(), d.snapshots(), d.archive())
+        },
+        &NoHooks,
+    );
+    failed += kit::<_, BranchRegistryKit>(&|| db().branches(), &NoHooks);
+    assert_eq!(failed, 0);
+}
+
 fn kit<S, K: Kit<S>>(make: &dyn Fn() -> S, hooks: &dyn CaseHooks) -> usize {
     loom_conformance::block_on(run_kit::<S, K, _, _>(
         |_, _| std::future::ready(Ok(make())),
@@ -120,23 +138,7 @@ fn benches(c: &mut Criterion) {
             assert_eq!(failed, 0);
         })
     });
-    g.bench_function("sqlite-in-process", |b| {
-        b.iter(|| {
-            let db = || SqliteStore::open_in_memory().expect("sqlite");
-            let mut failed = kit::<_, EventStoreKit>(&|| db().events(), &NoHooks);
-            failed += kit::<_, SnapshotStoreKit>(&|| db().snapshots(), &NoHooks);
-            failed += kit::<_, ArchiveStoreKit>(&|| db().archive(), &NoHooks);
-            failed += kit::<_, LifecycleKit>(
-                &|| {
-                    let d = db();
-                    (d.events(), d.snapshots(), d.archive())
-                },
-                &NoHooks,
-            );
-            failed += kit::<_, BranchRegistryKit>(&|| db().branches(), &NoHooks);
-            assert_eq!(failed, 0);
-        })
-    });
+    g.bench_function("sqlite-in-process", |b| b.iter(sqlite_kernel_tier));
     let adapter = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/python-sqlite-store/adapter.py"
@@ -194,21 +196,7 @@ fn benches(c: &mut Criterion) {
     }
     g.finish();
 
-    let sqlite_1_0 = || {
-        let db = || SqliteStore::open_in_memory().expect("sqlite");
-        let mut failed = kit::<_, EventStoreKit>(&|| db().events(), &NoHooks);
-        failed += kit::<_, SnapshotStoreKit>(&|| db().snapshots(), &NoHooks);
-        failed += kit::<_, ArchiveStoreKit>(&|| db().archive(), &NoHooks);
-        failed += kit::<_, LifecycleKit>(
-            &|| {
-                let d = db();
-                (d.events(), d.snapshots(), d.archive())
-            },
-            &NoHooks,
-        );
-        failed += kit::<_, BranchRegistryKit>(&|| db().branches(), &NoHooks);
-        assert_eq!(failed, 0);
-    };
+    let sqlite_1_0 = sqlite_kernel_tier;
     let sqlite_1_1 = || {
         let db = || SqliteStore::open_in_memory().expect("sqlite");
         let mut failed = kit::<_, DispatcherKit>(&|| db().dispatcher(), &NoHooks);
