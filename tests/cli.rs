@@ -1,26 +1,11 @@
 //! The `loom` binary as a user runs it: exit codes, the files it writes, the messages it
 //! prints on bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
-fn loom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loom"))
-        .args(args)
-        .output()
-        .expect("the loom binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("loom-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
+mod common;
+use common::{code, loom, scratch};
 
 #[test]
 fn compat_05_compat_is_a_deployment_gate() {
@@ -231,10 +216,36 @@ fn a_run_refused_before_it_starts_leaves_no_run_folder() {
             "{args:?}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        let left: Vec<_> = std::fs::read_dir(dir.join("loom-reports"))
-            .map(|d| d.flatten().map(|e| e.file_name()).collect())
-            .unwrap_or_default();
+        // The directory held nothing before: a refused run leaves it as it found it,
+        // without even an empty loom-reports/ folder.
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
         assert!(left.is_empty(), "{args:?} left {left:?}");
     }
+    // A loom-reports/ folder the user already had stays, even when it is empty.
+    std::fs::create_dir(dir.join("loom-reports")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_loom"))
+        .args([
+            "vectors",
+            "run",
+            "--quiet",
+            "--filter",
+            "no vector has this id",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(
+        dir.join("loom-reports").is_dir(),
+        "the user's own folder was removed"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.join("loom-reports")).unwrap().count(),
+        0
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -8,8 +8,11 @@
 //! variant of the same adapter). The faithful adapter explored from the same seed
 //! passes and writes no replay file.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
+
+mod common;
+use common::{loom, scratch};
 
 /// Cases the campaign gets to find the planted bug (from this seed it needs 89; seeds 1
 /// and 2 need 44 and 21).
@@ -18,19 +21,6 @@ const EXPLORE_BUDGET_CASES: &str = "400";
 const EXPLORE_SEED: &str = "12";
 /// The file `loom conform --explore` writes next to the report (src/cli/explore.rs).
 const REPLAY_FILE_NAME: &str = "explore-replay.json";
-
-fn loom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loom"))
-        .args(args)
-        .output()
-        .expect("the loom binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("loom-explore-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 fn show(o: &Output) -> String {
     format!(

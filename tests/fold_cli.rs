@@ -3,18 +3,10 @@
 //! not one gapless execution, and the verify-log modes agreeing on the failing k.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn loom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loom"))
-        .args(args)
-        .output()
-        .expect("the loom binary runs")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
+mod common;
+use common::{code, loom};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

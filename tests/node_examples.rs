@@ -8,8 +8,11 @@
 //! lacks it (.ci/run).
 
 use loom_report::{Report, Status};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
+
+mod common;
+use common::{loom, scratch};
 
 fn example(path: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -17,19 +20,6 @@ fn example(path: &str) -> String {
         .join(path)
         .display()
         .to_string()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("loom-node-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn loom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loom"))
-        .args(args)
-        .output()
-        .expect("the loom binary runs")
 }
 
 fn run(args: &[&str], out: &Path) -> (Output, Report) {

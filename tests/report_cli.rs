@@ -3,22 +3,10 @@
 //! does. Exit status 2 in both cases: the command could not run as asked.
 
 use loom_report::{CaseResult, Environment, Report, RuleInfo};
-use std::process::Command;
 use std::time::Instant;
 
-fn loom(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_loom"))
-        .args(args)
-        .output()
-        .expect("the loom binary runs")
-}
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("loom-report-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::{loom, scratch};
 
 #[test]
 fn an_unwritable_out_is_refused_before_the_run_starts() {

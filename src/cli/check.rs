@@ -145,7 +145,7 @@ pub fn run(args: CheckArgs) -> u8 {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
-            let _ = std::fs::remove_dir(&out); // only if still empty
+            super::abandon_out(&out);
             return EXIT_USAGE;
         }
     };

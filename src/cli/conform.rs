@@ -100,13 +100,13 @@ pub fn run(args: ConformArgs) -> u8 {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
-            let _ = std::fs::remove_dir(&out); // only if still empty
+            super::abandon_out(&out);
             return EXIT_USAGE;
         }
     };
     if results.is_empty() {
         eprintln!("error: no case matched the filters");
-        let _ = std::fs::remove_dir(&out); // only if still empty
+        super::abandon_out(&out);
         return EXIT_USAGE;
     }
     let mut results = results;

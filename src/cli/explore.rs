@@ -77,7 +77,7 @@ pub fn run(args: &ConformArgs) -> u8 {
         Ok(o) => o,
         Err(e) => {
             eprintln!("error: {e}");
-            let _ = std::fs::remove_dir(&out);
+            super::abandon_out(&out);
             return EXIT_USAGE;
         }
     };

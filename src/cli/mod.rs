@@ -103,6 +103,9 @@ pub fn prepare_out(
         }
         None => {
             let root = std::path::Path::new(REPORTS_DIR);
+            if !root.exists() {
+                CREATED_REPORTS_DIR.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             std::fs::create_dir_all(root).map_err(|e| cannot(root, e))?;
             let secs = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -128,6 +131,23 @@ pub fn prepare_out(
     std::fs::write(&probe, b"").map_err(|e| cannot(&dir, e))?;
     let _ = std::fs::remove_file(&probe);
     Ok(dir)
+}
+
+/// Whether [`prepare_out`] created [`REPORTS_DIR`] in this process (so a run that gives
+/// up may take it away again).
+static CREATED_REPORTS_DIR: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Undoes [`prepare_out`] for a run that stopped before writing anything: removes the
+/// run folder if it is still empty, and `loom-reports/` too when this process created
+/// it and it is empty. Nothing with files in it is ever removed.
+pub fn abandon_out(dir: &std::path::Path) {
+    if std::fs::remove_dir(dir).is_err() {
+        return;
+    }
+    if CREATED_REPORTS_DIR.load(std::sync::atomic::Ordering::Relaxed) {
+        let _ = std::fs::remove_dir(REPORTS_DIR); // only if empty
+    }
 }
 
 /// A path as the user should see it: absolute, so it can be pasted from any directory.

@@ -288,7 +288,7 @@ fn run_vectors(args: RunArgs) -> u8 {
     };
     // A run that stops before it has results leaves no empty run folder behind.
     let give_up = |out: &Path, code: u8| {
-        let _ = std::fs::remove_dir(out); // only if still empty
+        super::abandon_out(out);
         code
     };
     let mut vectors = match loom_harness::vectors::load(args.vectors.as_deref()) {

@@ -86,6 +86,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
                 Ok(p) => Box::new(p),
                 Err(e) => {
                     eprintln!("error: starting the kernel adapter `{cmd}`: {e}");
+                    super::abandon_out(&out);
                     return EXIT_FAILED;
                 }
             }

@@ -1,0 +1,33 @@
+//! Helpers the `loom` binary's integration tests share: run the binary, make a scratch
+//! directory, read an exit code. Each test file includes this module and uses some of it.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs the `loom` binary this package built, with `args`, in the test's directory.
+pub fn loom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loom"))
+        .args(args)
+        .output()
+        .expect("the loom binary runs")
+}
+
+/// A fresh, empty directory under the system's temporary directory, named after the
+/// test file (the crate), this process and `name`, so concurrent tests never share one.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "loom-{}-{}-{name}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The process's exit code; -1 when a signal ended it.
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
