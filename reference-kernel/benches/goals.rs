@@ -8,6 +8,12 @@
 //!   10^3 to 10^6 events: goal under 60 s at 10^6, and each decade within 2x of linear
 //!   (at most 20x the time of the decade before).
 //!
+//! Two more lines put the parse figure in proportion (no goal of their own): the same text
+//! through serde_json's tokenizer alone (every line read as `IgnoredAny`: the syntax
+//! floor of any strict JSON decoder built on it), and into the envelope's own strings
+//! with the payload and metadata skipped, not built as `serde_json::Value` trees. The gap
+//! between that line and `parse` is what the payload trees cost.
+//!
 //! Each line reads `measured / goal`, a ratio at most 1.00 when the goal is met. Nothing
 //! asserts a time; the run fails only when a part cannot run.
 //!
@@ -24,6 +30,8 @@ mod realistic;
 use loom_kernel::envelope::decode_log;
 use loom_kernel::fold::{fold_owned, ExecutionState, FoldVersion};
 use loom_kernel::verify::{verify_snapshots, Mode};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -58,6 +66,31 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, f64, T) {
     let (c, w) = (cpu_s(), Instant::now());
     let out = f();
     (cpu_s() - c, w.elapsed().as_secs_f64(), out)
+}
+
+/// An envelope's scalar fields with the payload and metadata read but not kept.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)] // read to be built, never used
+struct BareEnvelope {
+    id: String,
+    workflow_id: String,
+    execution_id: String,
+    event_type: String,
+    sequence: u64,
+    timestamp: i64,
+    payload: IgnoredAny,
+    metadata: Option<IgnoredAny>,
+}
+
+/// Lines of a JSON-lines log through `decode` (each must succeed); how many.
+fn each_line<T: for<'de> Deserialize<'de>>(text: &str) -> usize {
+    let mut n = 0;
+    for l in text.lines().filter(|l| !l.trim().is_empty()) {
+        black_box(serde_json::from_str::<T>(l).expect("the line decodes"));
+        n += 1;
+    }
+    n
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -98,7 +131,14 @@ pub fn main() {
     if wants("parse-fold") {
         let text = realistic::to_jsonl(&realistic::realistic_log(events));
         let (mut parse, mut both, mut wall) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut syntax, mut bare) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
+            let (c, _, n) = timed(|| each_line::<IgnoredAny>(black_box(&text)));
+            assert_eq!(n, events);
+            syntax.push(c);
+            let (c, _, n) = timed(|| each_line::<BareEnvelope>(black_box(&text)));
+            assert_eq!(n, events);
+            bare.push(c);
             // Both sides free what they built, as a caller eventually does: parse alone
             // drops its envelopes, parse + fold its state (the fold drops the rest).
             let (c, w, n) = timed(|| decode_log(black_box(&text)).expect("the log decodes").len());
@@ -121,6 +161,18 @@ pub fn main() {
         line(
             &format!("parse (decode_log), {events} events"),
             format!("{:.0} k events/s", events as f64 / p / 1e3),
+            "-".into(),
+            None,
+        );
+        line(
+            "  floor: JSON syntax alone (IgnoredAny)",
+            format!("{:.0} k events/s", events as f64 / median(syntax) / 1e3),
+            "-".into(),
+            None,
+        );
+        line(
+            "  envelope strings, no payload trees",
+            format!("{:.0} k events/s", events as f64 / median(bare) / 1e3),
             "-".into(),
             None,
         );
