@@ -1173,3 +1173,41 @@ fn evidence_order_handles_mixed_legacy_entries() {
     ]));
     assert_eq!(evidence_order(&s), ["b", "a"]);
 }
+
+/// FOLD-04, FOLD-06: folding one envelope at a time (`Folder`, what `loom fold` does
+/// while it decodes) gives the state and the diagnostics of folding the whole slice, and
+/// each diagnostic names the envelope's index in the log, not in the push.
+#[test]
+fn fold_04_folding_one_envelope_at_a_time_names_the_same_indices() {
+    use loom_kernel::fold::Folder;
+    let events = log(vec![
+        started(),
+        ev("NO_SUCH_KIND", json!({"x": 1})),
+        ev("STEP_STARTED", json!("not an object")),
+        step_started("s"),
+        ev("EXECUTION_CONTINUED", json!({"to": "y"})),
+        ev("STEP_COMPLETED", json!({"stepId": "s", "output": 2})),
+    ]);
+    for v in FoldVersion::all() {
+        let (whole, whole_diags) = fold_with_diagnostics(v, &ExecutionState::new(), &events);
+        let mut diags = Vec::new();
+        let mut folder = Folder::new(ExecutionState::new(), v, &mut diags);
+        for e in events.iter().cloned() {
+            folder.push(e);
+        }
+        assert_eq!(folder.pushed(), events.len());
+        assert_eq!(folder.finish(), whole, "{v}");
+        assert_eq!(diags, whole_diags, "{v}");
+        // The payload that is not an object (index 2) and the unstamped kernel-only kind
+        // (index 4, from 1.23.0) are reported where they are in the log.
+        assert!(diags.iter().any(|d| d.index == 2), "{v}: {diags:?}");
+        if v.has(23) {
+            assert!(
+                diags
+                    .iter()
+                    .any(|d| d.index == 4 && d.kind == DiagnosticKind::NotKernelStamped),
+                "{v}: {diags:?}"
+            );
+        }
+    }
+}

@@ -3,7 +3,7 @@
 use super::{read_input, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::Args;
 use loom_kernel::envelope::{check_sequences, for_each_envelope};
-use loom_kernel::fold::{fold_with_diagnostics, ExecutionState, FoldVersion};
+use loom_kernel::fold::{fold_with_diagnostics, ExecutionState, FoldVersion, Folder};
 use loom_kernel::ingress::legacy_answer_warnings;
 use loom_kernel::verify::{verify_snapshots, Mode};
 use loom_kernel::EventEnvelope;
@@ -118,83 +118,120 @@ fn version(v: &Option<String>) -> Result<FoldVersion, (u8, String)> {
 /// What a fold of the whole log should warn about: sequences that are not 0, 1, 2, …
 /// (a gap, a repeat, a log that does not start at 0) and envelopes of a second
 /// execution or a second `EXECUTION_STARTED`. The fold still runs: folding part of a log
-/// is legitimate, but the state of a mixed log is rarely what was meant.
-pub fn log_warnings(events: &[EventEnvelope]) -> Vec<String> {
-    let mut out = Vec::new();
-    let Some(first) = events.first() else {
-        return out;
-    };
-    if let Some((i, e)) = events
-        .iter()
-        .enumerate()
-        .find(|(i, e)| e.sequence != first.sequence + *i as u64)
-    {
-        let before = &events[i - 1];
-        let what = if e.sequence > before.sequence + 1 {
-            format!(
-                "a gap: sequence {} follows {} (missing {}..{})",
-                e.sequence,
-                before.sequence,
-                before.sequence + 1,
-                e.sequence - 1
-            )
-        } else {
-            format!(
-                "sequence {} follows {}: repeated or out of order",
-                e.sequence, before.sequence
-            )
-        };
-        out.push(format!("event {i}: {what}; a log is gapless (ABI-10)"));
-    }
-    if first.sequence != 0 {
-        out.push(format!(
-            "event 0: the log starts at sequence {}, not 0: folding a tail without its snapshot gives a partial state",
-            first.sequence
-        ));
-    }
-    let others: Vec<usize> = events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.execution_id != first.execution_id)
-        .map(|(i, _)| i)
-        .collect();
-    if let Some(&i) = others.first() {
-        out.push(format!(
-            "event {i}: execution `{}` differs from the log's first execution `{}` ({} envelope(s) of other executions): the fold merges them into one state",
-            events[i].execution_id,
-            first.execution_id,
-            others.len()
-        ));
-    }
-    if let Some(i) = events
-        .iter()
-        .enumerate()
-        .skip(1)
-        .find(|(_, e)| e.event_type == "EXECUTION_STARTED")
-        .map(|(i, _)| i)
-    {
-        if events[..i]
-            .iter()
-            .any(|e| e.event_type == "EXECUTION_STARTED")
-        {
-            out.push(format!(
-                "event {i}: a second EXECUTION_STARTED (sequence {}): two executions in one log? it re-opens the state",
-                events[i].sequence
-            ));
-        }
-    }
-    out
+/// is legitimate, but the state of a mixed log is rarely what was meant. The facts are
+/// gathered one envelope at a time, so a log is judged while it is decoded and folded,
+/// without keeping its envelopes.
+#[derive(Default)]
+struct LogScan {
+    /// Envelopes seen.
+    seen: usize,
+    /// The first envelope's sequence and execution.
+    first: Option<(u64, String)>,
+    /// The sequence of the envelope before the current one.
+    previous_sequence: u64,
+    /// The first break of 0, 1, 2, … from the first sequence: its index and words.
+    break_in_order: Option<(usize, String)>,
+    /// The first envelope of another execution (index, its execution) and how many.
+    other_execution: Option<(usize, String)>,
+    other_executions: usize,
+    /// Whether envelope 0 is an `EXECUTION_STARTED`.
+    starts_with_start: bool,
+    /// The first later `EXECUTION_STARTED` (index, sequence), once met.
+    later_start: Option<(usize, u64)>,
 }
 
-/// `loom fold FILE`.
+impl LogScan {
+    fn see(&mut self, e: &EventEnvelope) {
+        let i = self.seen;
+        self.seen += 1;
+        let Some((first_sequence, first_execution)) = &self.first else {
+            self.first = Some((e.sequence, e.execution_id.clone()));
+            self.previous_sequence = e.sequence;
+            self.starts_with_start = e.event_type == "EXECUTION_STARTED";
+            return;
+        };
+        if self.break_in_order.is_none() && e.sequence != first_sequence + i as u64 {
+            let before = self.previous_sequence;
+            let what = if e.sequence > before + 1 {
+                format!(
+                    "a gap: sequence {} follows {before} (missing {}..{})",
+                    e.sequence,
+                    before + 1,
+                    e.sequence - 1
+                )
+            } else {
+                format!(
+                    "sequence {} follows {before}: repeated or out of order",
+                    e.sequence
+                )
+            };
+            self.break_in_order = Some((i, what));
+        }
+        if e.execution_id != *first_execution {
+            self.other_executions += 1;
+            if self.other_execution.is_none() {
+                self.other_execution = Some((i, e.execution_id.clone()));
+            }
+        }
+        if self.later_start.is_none() && e.event_type == "EXECUTION_STARTED" {
+            self.later_start = Some((i, e.sequence));
+        }
+        self.previous_sequence = e.sequence;
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let Some((first_sequence, first_execution)) = &self.first else {
+            return out;
+        };
+        if let Some((i, what)) = &self.break_in_order {
+            out.push(format!("event {i}: {what}; a log is gapless (ABI-10)"));
+        }
+        if *first_sequence != 0 {
+            out.push(format!(
+                "event 0: the log starts at sequence {first_sequence}, not 0: folding a tail without its snapshot gives a partial state"
+            ));
+        }
+        if let Some((i, execution)) = &self.other_execution {
+            out.push(format!(
+                "event {i}: execution `{execution}` differs from the log's first execution `{first_execution}` ({} envelope(s) of other executions): the fold merges them into one state",
+                self.other_executions
+            ));
+        }
+        if let (true, Some((i, sequence))) = (self.starts_with_start, self.later_start) {
+            out.push(format!(
+                "event {i}: a second EXECUTION_STARTED (sequence {sequence}): two executions in one log? it re-opens the state"
+            ));
+        }
+        out
+    }
+}
+
+/// `loom fold FILE`. The log is folded as it is decoded, one envelope at a time, so a
+/// long log never sits in memory as envelopes (only its text and the state do).
 pub fn fold(args: FoldArgs) -> u8 {
     let run = || -> Result<(), (u8, String)> {
         let v = version(&args.as_version)?;
-        let events = load(&args.file, &mut Progress::new(false, false), EXIT_USAGE)?;
-        for w in log_warnings(&events) {
+        let text = read_input(&args.file).map_err(|e| (EXIT_USAGE, e))?;
+        let mut diags = Vec::new();
+        let mut scan = LogScan::default();
+        let mut folder = Folder::new(ExecutionState::new(), v, &mut diags);
+        for_each_envelope(&text, &mut |e| {
+            scan.see(&e);
+            folder.push(e);
+            Ok(())
+        })
+        .map_err(|e| {
+            (
+                EXIT_USAGE,
+                format!("{}: {e}\n  hint: {}", args.file, e.hint()),
+            )
+        })?;
+        drop(text);
+        let state = folder.finish();
+        for w in scan.warnings() {
             eprintln!("warning: {w}");
         }
-        let (state, diags) = fold_with_diagnostics(v, &ExecutionState::new(), &events);
         if args.diagnostics {
             for d in &diags {
                 eprintln!("note: {d}");

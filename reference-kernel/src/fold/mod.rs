@@ -284,15 +284,70 @@ impl DiagnosticSink for NoDiagnostics {
 
 /// The general fold: owned state, owned events, a version and a diagnostic sink.
 pub fn fold_versioned(
-    mut state: ExecutionState,
+    state: ExecutionState,
     events: impl IntoIterator<Item = EventEnvelope>,
     version: FoldVersion,
     sink: &mut dyn DiagnosticSink,
 ) -> ExecutionState {
-    for (index, event) in events.into_iter().enumerate() {
-        handlers::apply(&mut state, event, index, version, sink);
+    let mut folder = Folder::new(state, version, sink);
+    for event in events {
+        folder.push(event);
     }
-    state
+    folder.finish()
+}
+
+/// The fold one envelope at a time, for a caller that decodes a log as it goes and does
+/// not keep the envelopes (`loom fold` on a long log): the same steps as
+/// [`fold_versioned`], with each envelope's index counted across pushes, so diagnostics
+/// name the same index as a fold of the whole slice.
+pub struct Folder<'s> {
+    state: ExecutionState,
+    version: FoldVersion,
+    next_index: usize,
+    sink: &'s mut dyn DiagnosticSink,
+}
+
+impl<'s> Folder<'s> {
+    /// Starts from `state` (owned: nobody else sees it change, FOLD-06).
+    pub fn new(
+        state: ExecutionState,
+        version: FoldVersion,
+        sink: &'s mut dyn DiagnosticSink,
+    ) -> Folder<'s> {
+        Folder {
+            state,
+            version,
+            next_index: 0,
+            sink,
+        }
+    }
+
+    /// Folds the next envelope.
+    pub fn push(&mut self, event: EventEnvelope) {
+        handlers::apply(
+            &mut self.state,
+            event,
+            self.next_index,
+            self.version,
+            self.sink,
+        );
+        self.next_index += 1;
+    }
+
+    /// The state so far.
+    pub fn state(&self) -> &ExecutionState {
+        &self.state
+    }
+
+    /// How many envelopes were pushed.
+    pub fn pushed(&self) -> usize {
+        self.next_index
+    }
+
+    /// The folded state.
+    pub fn finish(self) -> ExecutionState {
+        self.state
+    }
 }
 
 /// `getDecision`: the recorded choice for a decision id, and nothing else (FOLD-18).
