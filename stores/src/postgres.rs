@@ -292,6 +292,8 @@ impl PgStore {
         for sequence in PG_SEQUENCES {
             sql.push_str(&format!("ALTER SEQUENCE {sequence} RESTART;\n"));
         }
+        // The dispatcher's held-package counter keeps its stripe rows, emptied.
+        sql.push_str("UPDATE loom_dispatch_held SET held = 0;\n");
         tx.batch_execute(&sql).await.map_err(backend)?;
         tx.commit().await.map_err(backend)
     }

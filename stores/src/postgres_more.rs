@@ -63,6 +63,16 @@ CREATE INDEX IF NOT EXISTS loom_dispatch_queue ON loom_dispatch (queue_position,
     WHERE queue_position IS NOT NULL;
 CREATE INDEX IF NOT EXISTS loom_dispatch_deadline ON loom_dispatch (deadline_ms)
     WHERE lease_id IS NOT NULL;
+-- How many packages loom_dispatch holds, in 16 stripes (a package counts in stripe
+-- dispatch_id % 16), kept with every insert and delete: the queue limit sums 16 rows
+-- instead of counting up to DISPATCH_QUEUE_LEN_MAX, and concurrent dispatches rarely
+-- wait on the same counter row. A schema written before the counter existed starts it
+-- from its rows.
+CREATE TABLE IF NOT EXISTS loom_dispatch_held (stripe int PRIMARY KEY, held bigint NOT NULL);
+INSERT INTO loom_dispatch_held (stripe, held)
+    SELECT s, (SELECT COUNT(*) FROM loom_dispatch WHERE dispatch_id % 16 = s)
+    FROM generate_series(0, 15) AS s
+    ON CONFLICT (stripe) DO NOTHING;
 CREATE TABLE IF NOT EXISTS loom_timers (
     execution_id text COLLATE "C" NOT NULL,
     key text COLLATE "C" NOT NULL,
@@ -324,7 +334,7 @@ impl ExecutionDispatcher for PgDispatcher {
         let row = tx
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM loom_dispatch WHERE execution_id = $1),
-                        (SELECT COUNT(*) FROM loom_dispatch)",
+                        (SELECT COALESCE(SUM(held), 0)::bigint FROM loom_dispatch_held)",
                 &[&package.execution_id],
             )
             .await
@@ -365,7 +375,14 @@ impl ExecutionDispatcher for PgDispatcher {
         let Some(row) = row else {
             return Err(already());
         };
-        let id = unsigned(row.try_get(0).map_err(backend)?, "dispatch id")?;
+        let raw_id: i64 = row.try_get(0).map_err(backend)?;
+        tx.execute(
+            "UPDATE loom_dispatch_held SET held = held + 1 WHERE stripe = ($1::bigint % 16)",
+            &[&raw_id],
+        )
+        .await
+        .map_err(backend)?;
+        let id = unsigned(raw_id, "dispatch id")?;
         tx.commit().await.map_err(backend)?;
         Ok(DispatchId(id))
     }
@@ -465,9 +482,14 @@ impl ExecutionDispatcher for PgDispatcher {
         if lock_lease(&tx, lease).await?.is_none() {
             return Err(lost(lease));
         }
+        let id = signed(lease.dispatch_id.0);
+        let deleted = tx
+            .execute("DELETE FROM loom_dispatch WHERE dispatch_id = $1", &[&id])
+            .await
+            .map_err(backend)?;
         tx.execute(
-            "DELETE FROM loom_dispatch WHERE dispatch_id = $1",
-            &[&signed(lease.dispatch_id.0)],
+            "UPDATE loom_dispatch_held SET held = held - $2::bigint WHERE stripe = ($1::bigint % 16)",
+            &[&id, &(deleted as i64)],
         )
         .await
         .map_err(backend)?;

@@ -124,6 +124,11 @@ CREATE TABLE IF NOT EXISTS loom_dispatch (
     deadline_ms INTEGER
 );
 CREATE INDEX IF NOT EXISTS loom_dispatch_queue ON loom_dispatch (queue_position);
+-- How many packages loom_dispatch holds, kept with every insert and delete, so the queue
+-- limit is one row read instead of a count of up to DISPATCH_QUEUE_LEN_MAX rows. A
+-- database written before the counter existed starts it from its rows.
+INSERT OR IGNORE INTO loom_counters (name, value)
+    SELECT 'dispatch_held', COUNT(*) FROM loom_dispatch;
 CREATE TABLE IF NOT EXISTS loom_timers (
     execution_id TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -1144,7 +1149,8 @@ impl ExecutionDispatcher for SqliteDispatcher {
             }
             let (exists, held): (bool, i64) = tx
                 .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM loom_dispatch WHERE execution_id = ?1), (SELECT COUNT(*) FROM loom_dispatch)",
+                    "SELECT EXISTS (SELECT 1 FROM loom_dispatch WHERE execution_id = ?1),
+                            (SELECT value FROM loom_counters WHERE name = 'dispatch_held')",
                     [&package.execution_id],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
@@ -1175,6 +1181,7 @@ impl ExecutionDispatcher for SqliteDispatcher {
                 ],
             )
             .map_err(backend)?;
+            bump(tx, "dispatch_held")?;
             Ok(DispatchId(dispatch_id))
         })
     }
@@ -1259,9 +1266,15 @@ impl ExecutionDispatcher for SqliteDispatcher {
             if lease_of(tx, lease)?.is_none() {
                 return Err(lost(lease));
             }
+            let deleted = tx
+                .execute(
+                    "DELETE FROM loom_dispatch WHERE dispatch_id = ?1",
+                    [signed(lease.dispatch_id.0)],
+                )
+                .map_err(backend)?;
             tx.execute(
-                "DELETE FROM loom_dispatch WHERE dispatch_id = ?1",
-                [signed(lease.dispatch_id.0)],
+                "UPDATE loom_counters SET value = value - ?1 WHERE name = 'dispatch_held'",
+                [deleted as i64],
             )
             .map_err(backend)?;
             Ok(())

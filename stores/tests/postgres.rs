@@ -333,6 +333,98 @@ async fn place_02_pg_fleet_claims_each_package_once_across_connections() {
     assert!(workers[1].claim("cpu", "w", 0).await.unwrap().is_none());
 }
 
+/// PLACE-02: the dispatcher's queue limit sums a striped counter kept with every insert
+/// and delete instead of counting the queue. After dispatches from four connections at
+/// once, claims, a release, expiry and completes the counter equals the rows; a schema
+/// without it (written before it existed) starts it from its rows; `reset` empties it;
+/// and a queue at `DISPATCH_QUEUE_LEN_MAX` refuses the next package with
+/// `InvalidArgument` until one leaves.
+async fn place_02_pg_queue_limit_counter_follows_the_queue() {
+    use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage, DISPATCH_QUEUE_LEN_MAX};
+    let url = url();
+    let schema = schema_for("place_02_pg_queue_limit");
+    let first = PgStore::connect_fresh(&url, &schema).await.unwrap();
+    let d = first.dispatcher();
+    d.register_target("t").await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let held = || async {
+        let row = client
+            .query_one(
+                &format!(
+                    "SELECT (SELECT SUM(held)::bigint FROM {schema}.loom_dispatch_held),
+                            (SELECT COUNT(*) FROM {schema}.loom_dispatch)"
+                ),
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get::<_, i64>(0), row.get::<_, i64>(1))
+    };
+    let package = |i: usize| ExecutionPackage {
+        execution_id: format!("x{i:02}"),
+        flow_id: "f".into(),
+        resume_hint: None,
+        compute_target: None,
+    };
+    let mut handles = Vec::new();
+    for c in 0..4 {
+        let d = PgStore::connect(&url, &schema).await.unwrap().dispatcher();
+        handles.push(tokio::spawn(async move {
+            for i in (c..40).step_by(4) {
+                d.dispatch(package(i)).await.unwrap();
+            }
+        }));
+    }
+    for h in handles {
+        h.await.unwrap();
+    }
+    assert_eq!(held().await, (40, 40));
+    let a = d.claim("t", "w", 0).await.unwrap().unwrap();
+    let b = d.claim("t", "w", 0).await.unwrap().unwrap();
+    let c = d.claim("t", "w", 0).await.unwrap().unwrap();
+    d.complete(&a).await.unwrap();
+    assert_eq!(held().await, (39, 39));
+    d.release(&b).await.unwrap();
+    assert!(d.complete(&b).await.is_err(), "a released lease is lost");
+    assert_eq!(held().await, (39, 39), "a refused complete deletes nothing");
+    d.expire_leases(c.deadline_ms).await.unwrap();
+    assert!(d.dispatch(package(1)).await.is_err(), "already queued");
+    assert_eq!(held().await, (39, 39));
+    // Written before the counter existed: the next connect counts the rows once.
+    client
+        .batch_execute(&format!("DROP TABLE {schema}.loom_dispatch_held"))
+        .await
+        .unwrap();
+    let d = PgStore::connect(&url, &schema).await.unwrap().dispatcher();
+    assert_eq!(held().await, (39, 39));
+    // A full queue: the limit holds at the counter, and frees with the next complete.
+    let full = DISPATCH_QUEUE_LEN_MAX as i64;
+    client
+        .execute(
+            &format!("UPDATE {schema}.loom_dispatch_held SET held = held + $1 WHERE stripe = 0"),
+            &[&(full - 1 - 39)],
+        )
+        .await
+        .unwrap();
+    d.dispatch(package(50)).await.unwrap();
+    let refused = d.dispatch(package(51)).await.unwrap_err();
+    assert_eq!(refused.kind.name(), "invalid-argument", "{refused:?}");
+    let e = d.claim("t", "w", 0).await.unwrap().unwrap();
+    d.complete(&e).await.unwrap();
+    d.dispatch(package(51)).await.unwrap();
+    assert_eq!(held().await.0, full);
+    first.reset().await.unwrap();
+    assert_eq!(
+        held().await,
+        (0, 0),
+        "reset empties the counter with the queue"
+    );
+    PgStore::drop_schema(&url, &schema).await.unwrap();
+}
+
 /// A lease taken on one connection is lost to a claim on another once it expires, and
 /// the first worker's complete is then refused (PLACE-04).
 async fn place_04_pg_expired_lease_moves_to_another_connection() {
@@ -473,6 +565,10 @@ fn main() -> std::process::ExitCode {
         pg_test(
             "place_02_pg_fleet_claims_each_package_once_across_connections",
             place_02_pg_fleet_claims_each_package_once_across_connections,
+        ),
+        pg_test(
+            "place_02_pg_queue_limit_counter_follows_the_queue",
+            place_02_pg_queue_limit_counter_follows_the_queue,
         ),
         pg_test(
             "place_04_pg_expired_lease_moves_to_another_connection",

@@ -233,6 +233,70 @@ async fn spi_20_sqlite_plugin_state_survives_reopen() {
     assert!(v2 > v1, "version {v2} after a delete of version {v1}");
 }
 
+/// PLACE-02: the dispatcher's queue limit reads a counter kept with every insert and
+/// delete instead of counting the queue. The counter follows dispatch, claim, release,
+/// expiry and complete; a database without it (written before it existed) starts it
+/// from its rows; and a queue at `DISPATCH_QUEUE_LEN_MAX` refuses the next package
+/// with `InvalidArgument` until one leaves.
+async fn place_02_sqlite_queue_limit_counter_follows_the_queue() {
+    use loom_kernel::spi::{ExecutionDispatcher, ExecutionPackage, DISPATCH_QUEUE_LEN_MAX};
+    let path = temp_db("queue-limit");
+    let store = SqliteStore::open(&path).unwrap();
+    let d = store.dispatcher();
+    d.register_target("t").await.unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let held = || -> (i64, i64) {
+        conn.query_row(
+            "SELECT (SELECT value FROM loom_counters WHERE name = 'dispatch_held'),
+                    (SELECT COUNT(*) FROM loom_dispatch)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    let package = |i: usize| ExecutionPackage {
+        execution_id: format!("x{i}"),
+        flow_id: "f".into(),
+        resume_hint: None,
+        compute_target: None,
+    };
+    for i in 0..6 {
+        d.dispatch(package(i)).await.unwrap();
+    }
+    assert_eq!(held(), (6, 6));
+    let a = d.claim("t", "w", 0).await.unwrap().unwrap();
+    let b = d.claim("t", "w", 0).await.unwrap().unwrap();
+    let c = d.claim("t", "w", 0).await.unwrap().unwrap();
+    d.complete(&a).await.unwrap();
+    assert_eq!(held(), (5, 5));
+    d.release(&b).await.unwrap();
+    assert!(d.complete(&b).await.is_err(), "a released lease is lost");
+    assert_eq!(held(), (5, 5), "a refused complete deletes nothing");
+    d.expire_leases(c.deadline_ms).await.unwrap();
+    assert_eq!(held(), (5, 5), "expiry re-queues, it does not remove");
+    assert!(d.dispatch(package(1)).await.is_err(), "already queued");
+    assert_eq!(held(), (5, 5));
+    // Written before the counter existed: the next open counts the rows once.
+    conn.execute("DELETE FROM loom_counters WHERE name = 'dispatch_held'", [])
+        .unwrap();
+    drop(SqliteStore::open(&path).unwrap());
+    assert_eq!(held(), (5, 5));
+    // A full queue: the limit holds at the counter, and frees with the next complete.
+    let full = DISPATCH_QUEUE_LEN_MAX as i64;
+    conn.execute(
+        "UPDATE loom_counters SET value = ?1 WHERE name = 'dispatch_held'",
+        [full - 1],
+    )
+    .unwrap();
+    d.dispatch(package(10)).await.unwrap();
+    let refused = d.dispatch(package(11)).await.unwrap_err();
+    assert_eq!(refused.kind.name(), "invalid-argument", "{refused:?}");
+    let e = d.claim("t", "w", 0).await.unwrap().unwrap();
+    d.complete(&e).await.unwrap();
+    d.dispatch(package(11)).await.unwrap();
+    assert_eq!(held().0, full);
+}
+
 fn block_on(test: impl std::future::Future<Output = ()>) {
     loom_conformance::block_on(test).expect("a tokio runtime");
 }
@@ -257,6 +321,10 @@ fn main() -> std::process::ExitCode {
         test("spi_20_sqlite_plugin_state_survives_reopen", || {
             block_on(spi_20_sqlite_plugin_state_survives_reopen())
         }),
+        test(
+            "place_02_sqlite_queue_limit_counter_follows_the_queue",
+            || block_on(place_02_sqlite_queue_limit_counter_follows_the_queue()),
+        ),
     ];
     for kit in [
         events::kit_trials,
