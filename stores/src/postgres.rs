@@ -46,8 +46,11 @@ use loom_kernel::versions::{
     ARCHIVE_STORE_SPI_VERSION, EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
 };
 
-/// The schema version this code writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 1;
+/// The schema version this code writes and reads. Version 2 keeps the dispatcher's
+/// held-package count in `loom_dispatch_held`; a version 1 schema is migrated when a
+/// store connects (the count taken from its rows), and a build that reads only version
+/// 1 refuses a version 2 schema, so no writer can skip the count.
+pub const PG_SCHEMA_VERSION: i32 = 2;
 /// Longest schema name accepted (PostgreSQL truncates identifiers at 63 bytes).
 pub const PG_SCHEMA_NAME_BYTES_MAX: usize = 63;
 
@@ -198,9 +201,21 @@ async fn prepare(client: &mut Client, schema: &str) -> Result<(), StoreError> {
             .map_err(backend)?;
         }
         Some(v) if v == PG_SCHEMA_VERSION => {}
+        Some(1) => {
+            // Version 1 had no held-package count: take it from the rows.
+            tx.batch_execute(&format!(
+                "INSERT INTO loom_dispatch_held (stripe, held)
+                     SELECT s, (SELECT COUNT(*) FROM loom_dispatch WHERE dispatch_id % 16 = s)
+                     FROM generate_series(0, 15) AS s
+                     ON CONFLICT (stripe) DO UPDATE SET held = EXCLUDED.held;
+                 INSERT INTO loom_schema_version (version) VALUES ({PG_SCHEMA_VERSION});"
+            ))
+            .await
+            .map_err(backend)?;
+        }
         Some(v) => {
             return Err(corrupt(format!(
-                "schema {schema} has version {v}, this build reads {PG_SCHEMA_VERSION}"
+                "schema {schema} has version {v}, this build reads {PG_SCHEMA_VERSION} (and migrates 1)"
             )))
         }
     }

@@ -43,8 +43,11 @@ use loom_kernel::versions::{
 
 use crate::lease_duration_checked;
 
-/// The schema version this code writes and reads.
-pub const SQLITE_SCHEMA_VERSION: i64 = 1;
+/// The schema version this code writes and reads. Version 2 keeps the dispatcher's
+/// held-package count in `loom_counters` (`dispatch_held`); a version 1 database is
+/// migrated when it is opened (the count taken from its rows), and a build that reads
+/// only version 1 refuses a version 2 database, so no writer can skip the count.
+pub const SQLITE_SCHEMA_VERSION: i64 = 2;
 /// How long a writer waits for another process's lock before failing with `backend`.
 pub const SQLITE_BUSY_TIMEOUT_MS: u64 = 5_000;
 
@@ -234,9 +237,18 @@ impl SqliteStore {
                 .map_err(backend)?;
             }
             Some(v) if v == SQLITE_SCHEMA_VERSION => {}
+            Some(1) => {
+                // Version 1 had no held-package count: take it from the rows.
+                tx.execute_batch(&format!(
+                    "INSERT OR REPLACE INTO loom_counters (name, value)
+                         SELECT 'dispatch_held', COUNT(*) FROM loom_dispatch;
+                     INSERT INTO loom_schema_version (version) VALUES ({SQLITE_SCHEMA_VERSION});"
+                ))
+                .map_err(backend)?;
+            }
             Some(v) => {
                 return Err(backend(format!(
-                    "database schema version {v}, this build reads {SQLITE_SCHEMA_VERSION}"
+                    "database schema version {v}, this build reads {SQLITE_SCHEMA_VERSION} (and migrates 1)"
                 )))
             }
         }

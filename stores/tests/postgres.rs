@@ -393,13 +393,27 @@ async fn place_02_pg_queue_limit_counter_follows_the_queue() {
     d.expire_leases(c.deadline_ms).await.unwrap();
     assert!(d.dispatch(package(1)).await.is_err(), "already queued");
     assert_eq!(held().await, (39, 39));
-    // Written before the counter existed: the next connect counts the rows once.
+    // A version 1 schema (written before the counter existed, or by a build that did
+    // not keep it): connecting migrates it to version 2 and counts the rows once.
     client
-        .batch_execute(&format!("DROP TABLE {schema}.loom_dispatch_held"))
+        .batch_execute(&format!(
+            "UPDATE {schema}.loom_dispatch_held SET held = 77;
+             DELETE FROM {schema}.loom_schema_version;
+             INSERT INTO {schema}.loom_schema_version (version) VALUES (1);"
+        ))
         .await
         .unwrap();
     let d = PgStore::connect(&url, &schema).await.unwrap().dispatcher();
     assert_eq!(held().await, (39, 39));
+    let version: i32 = client
+        .query_one(
+            &format!("SELECT MAX(version) FROM {schema}.loom_schema_version"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(version, loom_stores::postgres::PG_SCHEMA_VERSION);
     // A full queue: the limit holds at the counter, and frees with the next complete.
     let full = DISPATCH_QUEUE_LEN_MAX as i64;
     client

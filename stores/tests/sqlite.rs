@@ -276,11 +276,21 @@ async fn place_02_sqlite_queue_limit_counter_follows_the_queue() {
     assert_eq!(held(), (5, 5), "expiry re-queues, it does not remove");
     assert!(d.dispatch(package(1)).await.is_err(), "already queued");
     assert_eq!(held(), (5, 5));
-    // Written before the counter existed: the next open counts the rows once.
-    conn.execute("DELETE FROM loom_counters WHERE name = 'dispatch_held'", [])
-        .unwrap();
+    // A version 1 database (written before the counter existed, or by a build that did
+    // not keep it): opening it migrates to version 2 and counts the rows once.
+    conn.execute_batch(
+        "UPDATE loom_counters SET value = 77 WHERE name = 'dispatch_held';
+         DELETE FROM loom_schema_version; INSERT INTO loom_schema_version (version) VALUES (1);",
+    )
+    .unwrap();
     drop(SqliteStore::open(&path).unwrap());
     assert_eq!(held(), (5, 5));
+    let version: i64 = conn
+        .query_row("SELECT MAX(version) FROM loom_schema_version", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(version, loom_stores::sqlite::SQLITE_SCHEMA_VERSION);
     // A full queue: the limit holds at the counter, and frees with the next complete.
     let full = DISPATCH_QUEUE_LEN_MAX as i64;
     conn.execute(
