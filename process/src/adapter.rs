@@ -95,6 +95,24 @@ impl FaultKind {
     }
 }
 
+/// A request's params as the caller has them: JSON text to send exactly as written (a
+/// vector's raw wire text), or a value written into the request line.
+#[derive(Clone, Copy)]
+enum Params<'a> {
+    Text(&'a str),
+    Json(&'a Value),
+}
+
+impl Params<'_> {
+    /// Bytes to reserve for the request line: the text's length, or a guess.
+    fn len_hint(self) -> usize {
+        match self {
+            Params::Text(text) => text.len(),
+            Params::Json(_) => 256,
+        }
+    }
+}
+
 /// The request a fault belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestRef {
@@ -271,8 +289,9 @@ impl Adapter {
     /// `id`). A fault of this request is the `Err`; the process is then already ended
     /// and the next call starts a new one. `tag` names the case the request belongs to.
     pub fn call(&mut self, tag: &str, method: &str, params: &Value) -> Result<Value, Fault> {
-        let params_text = params.to_string();
-        self.call_with_params_text(tag, method, &params_text)
+        // Written straight into the request line: serde_json's compact form never holds
+        // a raw line break, so the check `call_with_params_text` makes is not needed.
+        self.send(tag, method, Params::Json(params))
     }
 
     /// Like [`Adapter::call`], with `params` given as JSON text that is sent exactly as
@@ -284,13 +303,12 @@ impl Adapter {
         method: &str,
         params_text: &str,
     ) -> Result<Value, Fault> {
-        // The id is taken after any restart, so ids rise in the order lines are sent.
-        let mut request = RequestRef {
-            id: self.next_id,
-            method: method.to_string(),
-            tag: tag.to_string(),
-        };
         if params_text.contains(['\n', '\r']) {
+            let request = RequestRef {
+                id: self.next_id,
+                method: method.to_string(),
+                tag: tag.to_string(),
+            };
             let id = request.id;
             return Err(self.fault(
                 FaultKind::Malformed,
@@ -298,6 +316,18 @@ impl Adapter {
                 Some(request),
             ));
         }
+        self.send(tag, method, Params::Text(params_text))
+    }
+
+    /// Sends one request (restarting the adapter first where a fault asked for it) and
+    /// waits for its answer.
+    fn send(&mut self, tag: &str, method: &str, params: Params<'_>) -> Result<Value, Fault> {
+        // The id is taken after any restart, so ids rise in the order lines are sent.
+        let mut request = RequestRef {
+            id: self.next_id,
+            method: method.to_string(),
+            tag: tag.to_string(),
+        };
         self.collect_stray_lines(&request)?;
         let same_case = self.last.as_ref().is_some_and(|l| l.tag == tag);
         if self.process.is_some() && self.restart_before_next_case && !same_case {
@@ -309,7 +339,7 @@ impl Adapter {
         request.id = self.next_id;
         self.next_id += 1;
         let timeout = self.config.call_timeout;
-        self.exchange(request, params_text, timeout)
+        self.exchange(request, params, timeout)
     }
 
     /// Ends the adapter politely: end of input, then `SIGTERM` after the shutdown grace,
@@ -431,9 +461,9 @@ impl Adapter {
             method: "hello".into(),
             tag: tag.to_string(),
         };
-        let params = self.config.hello_params.to_string();
+        let params = self.config.hello_params.clone();
         let timeout = self.config.hello_timeout;
-        let answer = match self.exchange(request.clone(), &params, timeout) {
+        let answer = match self.exchange(request.clone(), Params::Json(&params), timeout) {
             Ok(a) => a,
             Err(mut f) => {
                 f.kind = FaultKind::Handshake;
@@ -642,19 +672,25 @@ impl Adapter {
     fn exchange(
         &mut self,
         request: RequestRef,
-        params_text: &str,
+        params: Params<'_>,
         timeout: Duration,
     ) -> Result<Value, Fault> {
         let role = self.config.role.clone();
         let method = request.method.clone();
         let id = request.id;
-        let mut line = Vec::with_capacity(params_text.len() + method.len() + 48);
+        let mut line = Vec::with_capacity(params.len_hint() + method.len() + 48);
         line.extend_from_slice(b"{\"id\":");
         line.extend_from_slice(id.to_string().as_bytes());
         line.extend_from_slice(b",\"method\":");
         line.extend_from_slice(Value::String(method.clone()).to_string().as_bytes());
         line.extend_from_slice(b",\"params\":");
-        line.extend_from_slice(params_text.as_bytes());
+        match params {
+            Params::Text(text) => line.extend_from_slice(text.as_bytes()),
+            // Writing a `Value` into a Vec cannot fail.
+            Params::Json(value) => {
+                let _ = serde_json::to_writer(&mut line, value);
+            }
+        }
         line.extend_from_slice(b"}\n");
         let Some(process) = self.process.as_mut() else {
             return Err(self.fault(

@@ -49,12 +49,28 @@ fn a_good_adapter_answers_and_ends_on_end_of_input() {
         .call_with_params_text("case-1", "raw", r#"{"b":1,"a":1E2}"#)
         .unwrap();
     assert_eq!(raw["result"]["params"], json!({"b": 1, "a": 100.0}));
+    // Raw text with a line break cannot travel as one line: refused as malformed before
+    // it is sent (a fault, so the next call gets a fresh adapter), and the next request
+    // is answered. A value's line break is escaped by the JSON writer, so it travels.
+    for broken in ["{\"a\":\n1}", "{\"a\":\r1}"] {
+        let f = a
+            .call_with_params_text("case-1", "raw", broken)
+            .unwrap_err();
+        assert_eq!(f.kind, FaultKind::Malformed, "{f:?}");
+        assert!(f.message.contains("line break"), "{}", f.message);
+    }
+    let text = a
+        .call("case-1", "ping", &json!({"s": "two\nlines\r"}))
+        .unwrap();
+    assert_eq!(text["result"]["params"], json!({"s": "two\nlines\r"}));
+    let now = a.process_group().unwrap();
     let report = a.shutdown();
     assert!(
         report.blames.is_empty() && report.problems.is_empty(),
         "{report:?}"
     );
     assert_group_gone(pgid);
+    assert_group_gone(now);
 }
 
 /// Each row: mode, the request it hits, the fault kind expected on that request, and
