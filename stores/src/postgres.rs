@@ -32,7 +32,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::Mutex;
-use tokio_postgres::{Client, NoTls, Row, Transaction};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
 
 use loom_kernel::envelope::EventEnvelope;
 use loom_kernel::snapshot::SnapshotRecord;
@@ -222,10 +223,87 @@ async fn prepare(client: &mut Client, schema: &str) -> Result<(), StoreError> {
     tx.commit().await.map_err(backend)
 }
 
+/// The statements one connection has prepared, by SQL text. The server parses and plans
+/// each text once per connection; without this every call was a `Parse` round trip before
+/// its `Bind`/`Execute` (a PostgreSQL kit run made 2,138 of them, and the server's parse
+/// and per-call planning were a sixth of its time). The set of texts is fixed by this
+/// crate's code, so the map stays small. Protocol-level prepared statements outlive a
+/// rolled-back transaction, so one prepared inside a transaction stays valid.
+#[derive(Clone, Default)]
+pub(crate) struct Statements(Arc<std::sync::Mutex<BTreeMap<String, Statement>>>);
+
+impl Statements {
+    fn get(&self, sql: &str) -> Option<Statement> {
+        self.0.lock().ok()?.get(sql).cloned()
+    }
+
+    fn keep(&self, sql: &str, statement: &Statement) {
+        if let Ok(mut map) = self.0.lock() {
+            map.insert(sql.to_owned(), statement.clone());
+        }
+    }
+}
+
+/// A connection or its open transaction, with the connection's prepared [`Statements`]:
+/// `execute`, `query`, `query_one` and `query_opt` as on tokio-postgres's clients, each
+/// through a statement prepared once per connection.
+pub(crate) struct Q<'a, C> {
+    c: &'a C,
+    statements: &'a Statements,
+}
+
+impl<C: GenericClient + Sync> Q<'_, C> {
+    async fn statement(&self, sql: &str) -> Result<Statement, tokio_postgres::Error> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s);
+        }
+        let s = self.c.prepare(sql).await?;
+        self.statements.keep(sql, &s);
+        Ok(s)
+    }
+
+    pub(crate) async fn execute(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, tokio_postgres::Error> {
+        let s = self.statement(sql).await?;
+        self.c.execute(&s, params).await
+    }
+
+    pub(crate) async fn query(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        let s = self.statement(sql).await?;
+        self.c.query(&s, params).await
+    }
+
+    pub(crate) async fn query_one(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row, tokio_postgres::Error> {
+        let s = self.statement(sql).await?;
+        self.c.query_one(&s, params).await
+    }
+
+    pub(crate) async fn query_opt(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, tokio_postgres::Error> {
+        let s = self.statement(sql).await?;
+        self.c.query_opt(&s, params).await
+    }
+}
+
 /// One PostgreSQL connection bound to one schema.
 #[derive(Clone)]
 pub struct PgStore {
     pub(crate) client: Arc<Mutex<Client>>,
+    statements: Statements,
     schema: String,
     pub(crate) lease_ms: i64,
 }
@@ -244,6 +322,7 @@ impl PgStore {
         prepare(&mut client, schema).await?;
         Ok(PgStore {
             client: Arc::new(Mutex::new(client)),
+            statements: Statements::default(),
             schema: schema.to_string(),
             lease_ms: LEASE_DURATION_MS_DEFAULT,
         })
@@ -280,6 +359,7 @@ impl PgStore {
             prepare(&mut client, &schema).await?;
             let store = PgStore {
                 client: Arc::new(Mutex::new(client)),
+                statements: Statements::default(),
                 schema,
                 lease_ms: LEASE_DURATION_MS_DEFAULT,
             };
@@ -360,6 +440,15 @@ impl PgStore {
         drop(client);
         let _ = driver.await;
         Ok(())
+    }
+
+    /// `c` (this store's connection or its open transaction) with the connection's
+    /// prepared statements.
+    pub(crate) fn q<'a, C>(&'a self, c: &'a C) -> Q<'a, C> {
+        Q {
+            c,
+            statements: &self.statements,
+        }
     }
 
     /// The schema this store uses.
@@ -451,7 +540,7 @@ fn envelope_from_row(row: &Row) -> Result<EventEnvelope, StoreError> {
 }
 
 async fn insert_envelopes(
-    tx: &Transaction<'_>,
+    tx: &Q<'_, Transaction<'_>>,
     table: &str,
     events: &[EventEnvelope],
 ) -> Result<(), StoreError> {
@@ -533,7 +622,7 @@ impl Head {
 }
 
 /// Reads the head without locking it.
-async fn peek_head(client: &Client, execution_id: &str) -> Result<Head, StoreError> {
+async fn peek_head(client: &Q<'_, Client>, execution_id: &str) -> Result<Head, StoreError> {
     let row = client
         .query_opt(
             "SELECT live, incarnation, next_sequence, fence FROM loom_streams WHERE execution_id = $1",
@@ -546,7 +635,7 @@ async fn peek_head(client: &Client, execution_id: &str) -> Result<Head, StoreErr
 
 /// Creates the head row if absent (a tombstone: not live) and locks it for the
 /// transaction.
-async fn lock_head(tx: &Transaction<'_>, execution_id: &str) -> Result<Head, StoreError> {
+async fn lock_head(tx: &Q<'_, Transaction<'_>>, execution_id: &str) -> Result<Head, StoreError> {
     tx.execute(
         "INSERT INTO loom_streams (execution_id, live, incarnation, next_sequence, fence)
          VALUES ($1, false, 0, 0, 0) ON CONFLICT (execution_id) DO NOTHING",
@@ -566,7 +655,7 @@ async fn lock_head(tx: &Transaction<'_>, execution_id: &str) -> Result<Head, Sto
 
 /// Writes a validated batch under the locked head, creating the stream if needed.
 async fn write_events(
-    tx: &Transaction<'_>,
+    tx: &Q<'_, Transaction<'_>>,
     execution_id: &str,
     head: Head,
     events: &[EventEnvelope],
@@ -596,7 +685,10 @@ async fn write_events(
     })
 }
 
-async fn bump_fence(tx: &Transaction<'_>, execution_id: &str) -> Result<FenceToken, StoreError> {
+async fn bump_fence(
+    tx: &Q<'_, Transaction<'_>>,
+    execution_id: &str,
+) -> Result<FenceToken, StoreError> {
     let row = tx
         .query_one(
             "UPDATE loom_streams SET fence = fence + 1 WHERE execution_id = $1 RETURNING fence",
@@ -630,7 +722,8 @@ impl EventStore for PgEventStore {
     ) -> Result<AppendAck, StoreError> {
         check::append_batch(execution_id, expected_next, &events)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let head = lock_head(&tx, execution_id).await?;
         check::fence(head.fence, fence)?;
         let actual_next = head.anchor().next_sequence;
@@ -638,12 +731,13 @@ impl EventStore for PgEventStore {
             return Err(StoreError::conflict(expected_next, actual_next));
         }
         let ack = write_events(&tx, execution_id, head, &events).await?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(ack)
     }
 
     async fn read(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let sql = format!(
             "SELECT {ENVELOPE_COLUMNS} FROM loom_events WHERE execution_id = $1 ORDER BY sequence"
         );
@@ -655,7 +749,8 @@ impl EventStore for PgEventStore {
     }
 
     async fn list_executions(&self) -> Result<Vec<String>, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let rows = client
             .query(
                 "SELECT execution_id FROM loom_streams WHERE live ORDER BY execution_id",
@@ -679,7 +774,8 @@ impl EventStore for PgEventStore {
         }
         check::sequence("readRange to", to)?;
         let (from, to) = (signed(from), signed(to));
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let sql = format!(
             "SELECT {ENVELOPE_COLUMNS} FROM loom_events WHERE execution_id = $1 AND sequence BETWEEN $2 AND $3
              ORDER BY sequence"
@@ -694,10 +790,11 @@ impl EventStore for PgEventStore {
     async fn acquire_fence(&self, execution_id: &str) -> Result<FenceToken, StoreError> {
         check::id("execution id", execution_id)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         lock_head(&tx, execution_id).await?;
         let token = bump_fence(&tx, execution_id).await?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(token)
     }
 
@@ -708,7 +805,8 @@ impl EventStore for PgEventStore {
     ) -> Result<FenceToken, StoreError> {
         check::id("execution id", execution_id)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let current = lock_head(&tx, execution_id).await?.fence;
         let current = (current != 0).then_some(current);
         if current != expected_current.map(|t| t.0) {
@@ -718,12 +816,13 @@ impl EventStore for PgEventStore {
             ));
         }
         let token = bump_fence(&tx, execution_id).await?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(token)
     }
 
     async fn observe(&self, execution_id: &str) -> Result<Anchor, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         Ok(peek_head(&client, execution_id).await?.anchor())
     }
 
@@ -735,7 +834,8 @@ impl EventStore for PgEventStore {
     ) -> Result<AppendAck, StoreError> {
         check::append_batch(execution_id, anchor.next_sequence, &events)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let head = lock_head(&tx, execution_id).await?;
         let current = head.anchor();
         if current != anchor {
@@ -744,12 +844,13 @@ impl EventStore for PgEventStore {
             )));
         }
         let ack = write_events(&tx, execution_id, head, &events).await?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(ack)
     }
 
     async fn store_now(&self) -> Result<i64, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let row = client
             .query_one(
                 "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint",
@@ -767,7 +868,8 @@ impl EventStore for PgEventStore {
     async fn delete_through(&self, execution_id: &str, through: u64) -> Result<u64, StoreError> {
         check::sequence("through", through)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let row = tx
             .query_opt(
                 "SELECT live FROM loom_streams WHERE execution_id = $1 FOR UPDATE",
@@ -791,7 +893,7 @@ impl EventStore for PgEventStore {
             )
             .await
             .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(n)
     }
 
@@ -810,7 +912,8 @@ impl EventStore for PgEventStore {
             ));
         }
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         // Lock both heads in id order so two opposite copies cannot deadlock.
         let (src, dst) = if source < target {
             let s = lock_head(&tx, source).await?;
@@ -863,7 +966,7 @@ impl EventStore for PgEventStore {
         )
         .await
         .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(AppendAck {
             first_sequence: 0,
             next_sequence,
@@ -872,7 +975,8 @@ impl EventStore for PgEventStore {
 
     async fn delete_execution(&self, execution_id: &str) -> Result<bool, StoreError> {
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let row = tx
             .query_opt(
                 "SELECT live FROM loom_streams WHERE execution_id = $1 FOR UPDATE",
@@ -899,7 +1003,7 @@ impl EventStore for PgEventStore {
         )
         .await
         .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(true)
     }
 
@@ -910,7 +1014,8 @@ impl EventStore for PgEventStore {
     ) -> Result<Page, StoreError> {
         check::page_limit(limit)?;
         let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let rows = client
             .query(
                 "SELECT execution_id FROM loom_streams WHERE live AND ($1::text IS NULL OR execution_id > $1)
@@ -955,7 +1060,8 @@ impl SnapshotStore for PgSnapshotStore {
     async fn save(&self, execution_id: &str, record: SnapshotRecord) -> Result<(), StoreError> {
         check::id("execution id", execution_id)?;
         check::sequence("snapshot sequence", record.sequence)?;
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         client
             .execute(
                 "INSERT INTO loom_snapshots (execution_id, sequence, schema_version, state) VALUES ($1, $2, $3, $4)
@@ -969,7 +1075,8 @@ impl SnapshotStore for PgSnapshotStore {
     }
 
     async fn load_latest(&self, execution_id: &str) -> Result<Option<SnapshotRecord>, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let row = client
             .query_opt(
                 "SELECT schema_version, sequence, state FROM loom_snapshots WHERE execution_id = $1
@@ -982,7 +1089,8 @@ impl SnapshotStore for PgSnapshotStore {
     }
 
     async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         client
             .execute(
                 "DELETE FROM loom_snapshots WHERE execution_id = $1",
@@ -1005,7 +1113,8 @@ impl SnapshotStore for PgSnapshotStore {
         through_sequence: u64,
     ) -> Result<u64, StoreError> {
         check::sequence("through", through_sequence)?;
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         client
             .execute(
                 "DELETE FROM loom_snapshots WHERE execution_id = $1 AND sequence <= $2",
@@ -1016,7 +1125,8 @@ impl SnapshotStore for PgSnapshotStore {
     }
 
     async fn list_sequences(&self, execution_id: &str) -> Result<Vec<u64>, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let rows = client
             .query(
                 "SELECT sequence FROM loom_snapshots WHERE execution_id = $1 ORDER BY sequence",
@@ -1041,7 +1151,7 @@ pub struct PgArchiveStore {
 
 /// Serialises archive writers of one execution (across connections) for the transaction.
 async fn lock_archive(
-    tx: &Transaction<'_>,
+    tx: &Q<'_, Transaction<'_>>,
     schema: &str,
     execution_id: &str,
 ) -> Result<(), StoreError> {
@@ -1066,7 +1176,8 @@ impl ArchiveStore for PgArchiveStore {
     ) -> Result<u64, StoreError> {
         check::archive_batch(execution_id, &envelopes)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         lock_archive(&tx, &self.db.schema, execution_id).await?;
         let wanted: Vec<i64> = envelopes.iter().map(|e| signed(e.sequence)).collect();
         let sql = format!(
@@ -1095,12 +1206,13 @@ impl ArchiveStore for PgArchiveStore {
             }
         }
         insert_envelopes(&tx, "loom_archive", &new).await?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(new.len() as u64)
     }
 
     async fn read_archived(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let sql = format!(
             "SELECT {ENVELOPE_COLUMNS} FROM loom_archive WHERE execution_id = $1 ORDER BY sequence"
         );
@@ -1113,7 +1225,8 @@ impl ArchiveStore for PgArchiveStore {
 
     async fn delete_execution(&self, execution_id: &str) -> Result<u64, StoreError> {
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         lock_archive(&tx, &self.db.schema, execution_id).await?;
         let n = tx
             .execute(
@@ -1122,7 +1235,7 @@ impl ArchiveStore for PgArchiveStore {
             )
             .await
             .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(n)
     }
 
@@ -1133,7 +1246,8 @@ impl ArchiveStore for PgArchiveStore {
     ) -> Result<(), StoreError> {
         check::archive_batch(execution_id, &envelopes)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         lock_archive(&tx, &self.db.schema, execution_id).await?;
         tx.execute(
             "DELETE FROM loom_archive WHERE execution_id = $1",
@@ -1142,7 +1256,7 @@ impl ArchiveStore for PgArchiveStore {
         .await
         .map_err(backend)?;
         insert_envelopes(&tx, "loom_archive", &envelopes).await?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(())
     }
 }

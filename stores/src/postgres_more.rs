@@ -30,7 +30,7 @@ use loom_kernel::spi::{
 };
 use loom_kernel::versions::{BRANCH_REGISTRY_SPI_VERSION, DISPATCHER_SPI_VERSION};
 
-use crate::postgres::{backend, signed, unsigned, PgStore};
+use crate::postgres::{backend, signed, unsigned, PgStore, Q};
 
 /// The tables of the BranchRegistry, the dispatcher, the timers and the plugin tier.
 /// Every statement is idempotent; `PgStore::connect` runs them after the kernel tables.
@@ -145,7 +145,8 @@ impl BranchRegistry for PgBranchRegistry {
 
     async fn register(&self, record: BranchRecord) -> Result<(), StoreError> {
         check::branch_record(&record)?;
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let n = client
             .execute(
                 "INSERT INTO loom_branches (execution_id, parent_execution_id, forked_at_sequence, chain)
@@ -169,7 +170,8 @@ impl BranchRegistry for PgBranchRegistry {
     }
 
     async fn get(&self, execution_id: &str) -> Result<Option<BranchRecord>, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let row = client
             .query_opt(
                 &format!("SELECT {BRANCH_COLUMNS} FROM loom_branches WHERE execution_id = $1"),
@@ -181,7 +183,8 @@ impl BranchRegistry for PgBranchRegistry {
     }
 
     async fn children(&self, parent_execution_id: &str) -> Result<Vec<BranchRecord>, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let rows = client
             .query(
                 &format!(
@@ -214,7 +217,7 @@ impl PgDispatcher {
 }
 
 /// Puts one dispatch back at the back of the queue, ending its lease.
-async fn requeue(tx: &Transaction<'_>, dispatch_id: i64) -> Result<(), StoreError> {
+async fn requeue(tx: &Q<'_, Transaction<'_>>, dispatch_id: i64) -> Result<(), StoreError> {
     tx.execute(
         "UPDATE loom_dispatch SET queue_position = nextval('loom_queue_position'), lease_id = NULL,
          target = NULL, worker_id = NULL, deadline_ms = NULL WHERE dispatch_id = $1",
@@ -228,7 +231,7 @@ async fn requeue(tx: &Transaction<'_>, dispatch_id: i64) -> Result<(), StoreErro
 /// Re-queues every lease with `deadline_ms <= now_ms` that no other transaction is
 /// working on, all at one new position (ties go by dispatch id). Returns their ids,
 /// ascending.
-async fn expire(tx: &Transaction<'_>, now_ms: i64) -> Result<Vec<DispatchId>, StoreError> {
+async fn expire(tx: &Q<'_, Transaction<'_>>, now_ms: i64) -> Result<Vec<DispatchId>, StoreError> {
     let rows = tx
         .query(
             "WITH expired AS (
@@ -257,7 +260,7 @@ async fn expire(tx: &Transaction<'_>, now_ms: i64) -> Result<Vec<DispatchId>, St
     Ok(ids)
 }
 
-async fn target_registered(tx: &Transaction<'_>, name: &str) -> Result<bool, StoreError> {
+async fn target_registered(tx: &Q<'_, Transaction<'_>>, name: &str) -> Result<bool, StoreError> {
     tx.query_one(
         "SELECT EXISTS (SELECT 1 FROM loom_targets WHERE name = $1)",
         &[&name],
@@ -270,7 +273,7 @@ async fn target_registered(tx: &Transaction<'_>, name: &str) -> Result<bool, Sto
 
 /// Locks the dispatch row of `lease` and returns its deadline if `lease` is still the
 /// dispatch's lease.
-async fn lock_lease(tx: &Transaction<'_>, lease: &Lease) -> Result<Option<i64>, StoreError> {
+async fn lock_lease(tx: &Q<'_, Transaction<'_>>, lease: &Lease) -> Result<Option<i64>, StoreError> {
     let row = tx
         .query_opt(
             "SELECT lease_id, deadline_ms FROM loom_dispatch WHERE dispatch_id = $1 FOR UPDATE",
@@ -300,7 +303,8 @@ impl ExecutionDispatcher for PgDispatcher {
 
     async fn register_target(&self, name: &str) -> Result<bool, StoreError> {
         check::id("target", name)?;
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let n = client
             .execute(
                 "INSERT INTO loom_targets (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
@@ -312,7 +316,8 @@ impl ExecutionDispatcher for PgDispatcher {
     }
 
     async fn targets(&self) -> Result<Vec<String>, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let rows = client
             .query("SELECT name FROM loom_targets ORDER BY name", &[])
             .await
@@ -323,7 +328,8 @@ impl ExecutionDispatcher for PgDispatcher {
     async fn dispatch(&self, package: ExecutionPackage) -> Result<DispatchId, StoreError> {
         check::package(&package)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         if let Some(target) = &package.compute_target {
             if !target_registered(&tx, target).await? {
                 return Err(StoreError::not_found(format!(
@@ -383,7 +389,7 @@ impl ExecutionDispatcher for PgDispatcher {
         .await
         .map_err(backend)?;
         let id = unsigned(raw_id, "dispatch id")?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(DispatchId(id))
     }
 
@@ -396,7 +402,8 @@ impl ExecutionDispatcher for PgDispatcher {
         check::id("worker id", worker_id)?;
         let lease_ms = self.db.lease_ms;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         if !target_registered(&tx, target).await? {
             return Err(StoreError::not_found(format!(
                 "target {target:?} is not registered"
@@ -414,7 +421,7 @@ impl ExecutionDispatcher for PgDispatcher {
             .await
             .map_err(backend)?;
         let Some(row) = row else {
-            tx.commit().await.map_err(backend)?;
+            tx_.commit().await.map_err(backend)?;
             return Ok(None);
         };
         let dispatch_id: i64 = row.try_get(0).map_err(backend)?;
@@ -435,7 +442,7 @@ impl ExecutionDispatcher for PgDispatcher {
             .await
             .map_err(backend)?;
         let lease_id = unsigned(leased.try_get(0).map_err(backend)?, "lease id")?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(Some(Lease {
             lease_id,
             dispatch_id: DispatchId(unsigned(dispatch_id, "dispatch id")?),
@@ -449,14 +456,15 @@ impl ExecutionDispatcher for PgDispatcher {
     async fn renew(&self, lease: &Lease, now_ms: i64) -> Result<Lease, StoreError> {
         let lease_ms = self.db.lease_ms;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let Some(deadline) = lock_lease(&tx, lease).await? else {
             return Err(lost(lease));
         };
         if deadline <= now_ms {
             // The lapsed lease is re-queued and reported lost: that write must commit.
             requeue(&tx, signed(lease.dispatch_id.0)).await?;
-            tx.commit().await.map_err(backend)?;
+            tx_.commit().await.map_err(backend)?;
             return Err(StoreError::lease_lost(format!(
                 "lease {} expired",
                 lease.lease_id
@@ -469,7 +477,7 @@ impl ExecutionDispatcher for PgDispatcher {
         )
         .await
         .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(Lease {
             deadline_ms,
             ..lease.clone()
@@ -478,7 +486,8 @@ impl ExecutionDispatcher for PgDispatcher {
 
     async fn complete(&self, lease: &Lease) -> Result<(), StoreError> {
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         if lock_lease(&tx, lease).await?.is_none() {
             return Err(lost(lease));
         }
@@ -493,26 +502,28 @@ impl ExecutionDispatcher for PgDispatcher {
         )
         .await
         .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(())
     }
 
     async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         if lock_lease(&tx, lease).await?.is_none() {
             return Err(lost(lease));
         }
         requeue(&tx, signed(lease.dispatch_id.0)).await?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(())
     }
 
     async fn expire_leases(&self, now_ms: i64) -> Result<Vec<DispatchId>, StoreError> {
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let ids = expire(&tx, now_ms).await?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(ids)
     }
 }
@@ -541,7 +552,8 @@ impl TimerStore for PgTimerStore {
     async fn schedule(&self, timer: Timer) -> Result<Timer, StoreError> {
         check::timer(&timer)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let inserted = tx
             .execute(
                 "INSERT INTO loom_timers (execution_id, key, wake_at_ms) VALUES ($1, $2, $3)
@@ -551,7 +563,7 @@ impl TimerStore for PgTimerStore {
             .await
             .map_err(backend)?;
         if inserted == 1 {
-            tx.commit().await.map_err(backend)?;
+            tx_.commit().await.map_err(backend)?;
             return Ok(timer);
         }
         // A separate statement: in READ COMMITTED it sees a row that a concurrent
@@ -564,7 +576,7 @@ impl TimerStore for PgTimerStore {
             .await
             .map_err(backend)?;
         let wake_at_ms: i64 = row.try_get(0).map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(Timer {
             wake_at_ms,
             ..timer
@@ -574,7 +586,8 @@ impl TimerStore for PgTimerStore {
     async fn due(&self, now_ms: i64, limit: usize) -> Result<Vec<Timer>, StoreError> {
         check::due_limit(limit)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let rows = client
             .query(
                 "SELECT execution_id, wake_at_ms, key FROM loom_timers WHERE wake_at_ms <= $1
@@ -595,7 +608,8 @@ impl TimerStore for PgTimerStore {
     }
 
     async fn cancel(&self, execution_id: &str, key: &str) -> Result<bool, StoreError> {
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let n = client
             .execute(
                 "DELETE FROM loom_timers WHERE execution_id = $1 AND key = $2",

@@ -41,7 +41,7 @@ use loom_kernel::versions::{
     CONTENT_STORE_SPI_VERSION, DURABLE_STATE_STORE_SPI_VERSION, READ_MODEL_STORE_SPI_VERSION,
 };
 
-use crate::postgres::{backend, corrupt, unsigned, PgStore};
+use crate::postgres::{backend, corrupt, unsigned, PgStore, Q};
 
 /// Most read-model cursors one schema remembers; older ones are forgotten and then
 /// refused with `InvalidArgument` (the client starts over).
@@ -76,7 +76,8 @@ impl PgContentStore {
         owner: Option<ContentAccess>,
     ) -> Result<(), StoreError> {
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         tx.execute(
             "INSERT INTO loom_content (digest, bytes, public) VALUES ($1, $2, $3)
              ON CONFLICT (digest) DO UPDATE SET public = loom_content.public OR EXCLUDED.public",
@@ -93,7 +94,7 @@ impl PgContentStore {
             .await
             .map_err(backend)?;
         }
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(())
     }
 }
@@ -122,7 +123,8 @@ impl ContentStore for PgContentStore {
         check_digest(digest)?;
         check_owner(&self.caps, &owner)?;
         let owner_name = owner.as_ref().map(|a| a.owner.as_str());
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         // Public bytes are readable by everyone; owned bytes only by a get naming one
         // of their owners.
         let row = client
@@ -196,7 +198,7 @@ fn state_conflict(expected: Option<u64>, current: Option<u64>) -> StoreError {
 
 /// Makes sure `key` has a row (a version-0 tombstone when it had none), locks it for
 /// the transaction and returns `(version, live)`.
-async fn lock_state(tx: &Transaction<'_>, key: &str) -> Result<(u64, bool), StoreError> {
+async fn lock_state(tx: &Q<'_, Transaction<'_>>, key: &str) -> Result<(u64, bool), StoreError> {
     tx.execute(
         "INSERT INTO loom_state (key, value, version, live) VALUES ($1, NULL, 0, false)
          ON CONFLICT (key) DO NOTHING",
@@ -224,7 +226,8 @@ impl DurableStateStore for PgDurableStateStore {
 
     async fn get(&self, key: &str) -> Result<Option<Versioned>, StoreError> {
         check_name("key", key)?;
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let row = client
             .query_opt(
                 "SELECT value, version FROM loom_state WHERE key = $1 AND live",
@@ -252,7 +255,8 @@ impl DurableStateStore for PgDurableStateStore {
         check_name("key", key)?;
         check_document(&value)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let (floor, live) = lock_state(&tx, key).await?;
         let current = live.then_some(floor);
         if current != expected_version {
@@ -268,14 +272,15 @@ impl DurableStateStore for PgDurableStateStore {
         )
         .await
         .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(version)
     }
 
     async fn delete(&self, key: &str, expected_version: u64) -> Result<(), StoreError> {
         check_name("key", key)?;
         let mut client = self.db.client.lock().await;
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         match lock_state(&tx, key).await? {
             (_, false) => Err(StoreError::not_found(format!("no state under {key:?}"))),
             (v, true) if v != expected_version => {
@@ -288,7 +293,7 @@ impl DurableStateStore for PgDurableStateStore {
                 )
                 .await
                 .map_err(backend)?;
-                tx.commit().await.map_err(backend)?;
+                tx_.commit().await.map_err(backend)?;
                 Ok(())
             }
         }
@@ -326,7 +331,8 @@ impl ReadModelStore for PgReadModelStore {
         check_name("collection", collection)?;
         check_name("document id", id)?;
         check_document(&doc)?;
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         client
             .execute(
                 "INSERT INTO loom_read_models (collection, id, doc) VALUES ($1, $2, $3)
@@ -341,7 +347,8 @@ impl ReadModelStore for PgReadModelStore {
     async fn get(&self, collection: &str, id: &str) -> Result<Option<Value>, StoreError> {
         check_name("collection", collection)?;
         check_name("document id", id)?;
-        let client = self.db.client.lock().await;
+        let guard = self.db.client.lock().await;
+        let client = self.db.q(&*guard);
         let row = client
             .query_opt(
                 "SELECT doc FROM loom_read_models WHERE collection = $1 AND id = $2",
@@ -362,7 +369,8 @@ impl ReadModelStore for PgReadModelStore {
         let limit = check_limit(options.limit)?;
         let mut client = self.db.client.lock().await;
         // One transaction: issuing the next cursor is a write that belongs to the page.
-        let tx = client.transaction().await.map_err(backend)?;
+        let tx_ = client.transaction().await.map_err(backend)?;
+        let tx = self.db.q(&tx_);
         let after: Option<String> = match &options.cursor {
             None => None,
             Some(token) => {
@@ -432,7 +440,7 @@ impl ReadModelStore for PgReadModelStore {
             }
             _ => None,
         };
-        tx.commit().await.map_err(backend)?;
+        tx_.commit().await.map_err(backend)?;
         Ok(ReadModelPage { docs, next_cursor })
     }
 }
