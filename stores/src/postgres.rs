@@ -228,7 +228,11 @@ async fn prepare(client: &mut Client, schema: &str) -> Result<(), StoreError> {
 /// its `Bind`/`Execute` (a PostgreSQL kit run made 2,138 of them, and the server's parse
 /// and per-call planning were a sixth of its time). The set of texts is fixed by this
 /// crate's code, so the map stays small. Protocol-level prepared statements outlive a
-/// rolled-back transaction, so one prepared inside a transaction stays valid.
+/// rolled-back transaction, so one prepared inside a transaction stays valid. The server
+/// re-plans a statement whose tables changed; only a table recreated with other columns
+/// under a live connection would fail it ("cached plan must not change result type"),
+/// and this crate recreates a schema only through a new connection
+/// ([`PgStore::connect_fresh`]).
 #[derive(Clone, Default)]
 pub(crate) struct Statements(Arc<std::sync::Mutex<BTreeMap<String, Statement>>>);
 
