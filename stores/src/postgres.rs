@@ -21,6 +21,8 @@
 //! - `storeNow` reports database time (`clock_timestamp()`), so a fleet ages inbox
 //!   messages on one clock (SPI-08).
 //! - Incarnations come from the sequence `loom_incarnation` (store metadata, SPI-07).
+//! - Every query goes through `PgStore::q`: a SQL text is prepared once per connection
+//!   and reused, so a call is one round trip, not a `Parse` and then a `Bind`/`Execute`.
 //! - Execution ids are `text COLLATE "C"`, so listing and paging order is byte order,
 //!   the same as the other stores.
 //!
