@@ -22,8 +22,10 @@ use std::process::ExitCode;
     after_help = "Start with `loom check`: it runs every part against the embedded default \
 (the reference kernel and the SQLite store) and writes a report under ./loom-reports/ \
 (or --out DIR).\n\n\
-Exit status, in every command: 0 ok, 1 a failure found (a failing case, an incompatibility, a \
-divergence), 2 usage error or unreadable input."
+Exit status, in every command: 0 ok (passed), 1 the implementation under test failed (a failing \
+case, an adapter that did not start or answer, an incompatibility, a divergence; the report says \
+which), 2 the run could not be set up (usage error, unreadable input, a store or database that \
+cannot be opened, an --out that cannot be written; no report is written)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -64,7 +66,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    restore_default_sigpipe();
+    quiet_when_output_closes();
     // Adapters run in process groups of their own, out of reach of the terminal's
     // Ctrl-C: end them before exiting on an interrupt.
     loom_process::install_interrupt_cleanup();
@@ -87,21 +89,95 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Rust ignores SIGPIPE, so `loom vectors list | head` would panic on a closed pipe.
-/// A command-line tool should end quietly instead, as every Unix filter does.
-fn restore_default_sigpipe() {
+/// What happens when a pipe closes under loom.
+///
+/// SIGPIPE stays ignored, as Rust sets it up: loom writes requests into adapters' standard
+/// input, and an adapter may exit at any moment (`cmd:true`, a wrong path, a crash). With
+/// the signal's default action, that write would kill loom silently (status 141, no
+/// report); ignored, it is an `EPIPE` error the runner turns into a handshake or call
+/// fault with the adapter's exit status and stderr.
+///
+/// Loom's own standard output or error closing early (`loom vectors list | head`) is the
+/// other case: `println!` then panics with a broken-pipe error. That panic is caught here
+/// and loom ends as a Unix filter does when its reader goes away, quietly and by SIGPIPE,
+/// after ending every adapter process group it started. Any other panic is reported as usual.
+fn quiet_when_output_closes() {
+    let report_panic = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if is_closed_output(message) {
+            loom_process::end_all_groups();
+            end_by_sigpipe();
+        }
+        report_panic(info)
+    }));
+}
+
+/// True for the panic `print!`/`eprint!` raise when standard output or error is a pipe
+/// whose reader has gone.
+fn is_closed_output(panic_message: &str) -> bool {
+    let printing = panic_message.starts_with("failed printing to stdout")
+        || panic_message.starts_with("failed printing to stderr");
+    printing && panic_message.contains(&broken_pipe_text())
+}
+
+/// How std's I/O error for EPIPE ends its text: "(os error 32)".
+fn broken_pipe_text() -> String {
+    let code = {
+        #[cfg(unix)]
+        {
+            libc::EPIPE
+        }
+        #[cfg(not(unix))]
+        {
+            232 // ERROR_NO_DATA: the pipe is being closed
+        }
+    };
+    format!("(os error {code})")
+}
+
+/// Exits the way a process killed by SIGPIPE does (status 141 in a shell).
+fn end_by_sigpipe() -> ! {
     #[cfg(unix)]
-    // SAFETY: called once at start-up, before any thread exists; SIG_DFL is a valid
-    // disposition for SIGPIPE.
+    // SAFETY: restoring the default disposition and raising the signal have no memory
+    // effects; the process ends here.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
     }
+    std::process::exit(141)
 }
 
 #[cfg(test)]
 mod tests {
     use super::Cli;
     use clap::CommandFactory;
+
+    #[cfg(unix)]
+    #[test]
+    fn only_a_closed_standard_stream_ends_loom_quietly() {
+        let epipe = std::io::Error::from_raw_os_error(libc::EPIPE);
+        for (message, quiet) in [
+            (format!("failed printing to stdout: {epipe}"), true),
+            (format!("failed printing to stderr: {epipe}"), true),
+            // Other write errors and other panics are reported as panics.
+            (
+                format!(
+                    "failed printing to stdout: {}",
+                    std::io::Error::from_raw_os_error(libc::ENOSPC)
+                ),
+                false,
+            ),
+            (format!("index out of bounds {epipe}"), false),
+        ] {
+            assert_eq!(super::is_closed_output(&message), quiet, "{message}");
+        }
+    }
 
     #[test]
     fn the_command_line_definition_is_consistent() {

@@ -103,9 +103,11 @@ pub(crate) fn wait_group_empty(pgid: i32, except: Option<i32>, limit: Duration) 
     }
 }
 
-/// Ends every registered adapter group: `SIGTERM`, a short wait, then `SIGKILL`.
+/// Ends every registered adapter group: `SIGTERM`, a short wait, then `SIGKILL`. For a
+/// program that must exit at once (an interrupt, its own output closed under it) and
+/// cannot shut its adapters down one by one.
 #[cfg(unix)]
-fn end_all_groups() {
+pub fn end_all_groups() {
     let groups = live_groups();
     for pgid in &groups {
         signal_group(*pgid, libc::SIGTERM);
@@ -118,6 +120,10 @@ fn end_all_groups() {
         }
     }
 }
+
+/// Ends every registered adapter group (nothing to do where there are no process groups).
+#[cfg(not(unix))]
+pub fn end_all_groups() {}
 
 /// Installs a handler for `SIGINT` (Ctrl-C), `SIGTERM` and `SIGHUP` that ends every live
 /// adapter group, then exits with 128 + the signal number, as a shell reports it.

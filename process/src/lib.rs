@@ -33,6 +33,11 @@
 //!   `SIGHUP`) end every live adapter group before the program exits, because adapters in
 //!   their own group do not receive the terminal's `SIGINT`.
 //!
+//! - **A program using it leaves `SIGPIPE` ignored** (Rust's default). Every write to an
+//!   adapter is a write to a pipe whose reader may already have exited; with the
+//!   signal's default action that write kills the program, with no report. Ignored, it
+//!   is an `EPIPE` error, which this crate reports as the request's fault.
+//!
 //! Plain threads, no async runtime: one reader thread per stream feeds a channel that the
 //! caller reads with a deadline.
 
@@ -44,7 +49,7 @@ mod group;
 
 pub use adapter::{Adapter, AdapterConfig, Blame, Fault, FaultKind, RequestRef, ShutdownReport};
 pub use exit::describe_exit;
-pub use group::{install_interrupt_cleanup, live_group_members, live_groups};
+pub use group::{end_all_groups, install_interrupt_cleanup, live_group_members, live_groups};
 
 /// Default time one call may take before the adapter is declared hung, in milliseconds.
 pub const CALL_TIMEOUT_MS_DEFAULT: u64 = 10_000;

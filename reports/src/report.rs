@@ -331,6 +331,18 @@ impl Report {
         self.rules.sort_by(|a, b| a.id.cmp(&b.id));
         self.subjects.sort_by(|a, b| a.id.cmp(&b.id));
         self.expectations.normalize();
+        // A `hello` of JSON null reads back as no hello at all, so it is stored as none:
+        // otherwise the digest of the file written would not match the file read.
+        let no_null = |hello: &mut Option<Value>| {
+            if hello.as_ref().is_some_and(Value::is_null) {
+                *hello = None;
+            }
+        };
+        no_null(&mut self.environment.implementation_hello);
+        self.shards
+            .iter_mut()
+            .for_each(|e| no_null(&mut e.implementation_hello));
+        self.subjects.iter_mut().for_each(|s| no_null(&mut s.hello));
         let judged: Vec<&Subject> = self.subjects.iter().filter(|s| s.is_judged()).collect();
         if let [only] = judged.as_slice() {
             let id = only.id.clone();

@@ -94,3 +94,16 @@ fn digest_does_not_depend_on_key_order_in_the_file() {
     let back = Report::from_json_str(&canonical_json(&value)).unwrap();
     assert!(back.verify_digest());
 }
+
+#[test]
+fn a_null_hello_survives_the_round_trip_through_the_file() {
+    // An adapter that failed its handshake has no hello; a caller may hand in JSON null.
+    let mut e = env(7);
+    e.implementation_hello = Some(serde_json::Value::Null);
+    let subject = loom_report::Subject::new("kernel", loom_report::SubjectKind::Kernel, "k")
+        .with_hello(serde_json::Value::Null);
+    let written = Report::new(e, rules(), sample_results()).with_subjects(vec![subject]);
+    let read = Report::from_json_str(&written.to_json_pretty()).unwrap();
+    assert!(read.verify_digest(), "the report read back verifies");
+    assert_eq!(read.digest, written.digest);
+}
