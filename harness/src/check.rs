@@ -167,12 +167,23 @@ fn start_kernel(cmd: &str, limits: AdapterLimits) -> Result<KernelProcess, Strin
     KernelProcess::start(config).map_err(|f| f.message)
 }
 
-/// Runs the check. `Err` is a usage problem found before anything ran.
+/// Runs the check. `Err` means the run could not be set up (a usage problem, a store
+/// that cannot be opened); nothing is reported then.
 pub fn run(
     config: &CheckConfig,
     progress: &dyn PartProgress,
 ) -> Result<(Report, CheckNotes), String> {
     let parts = config.selected_parts()?;
+    // A store that names nothing, or a database that cannot be opened, stops the run
+    // before any part has spent its time.
+    crate::kits::preflight(&config.store)?;
+    if config
+        .kernel_cmd
+        .as_deref()
+        .is_some_and(|c| c.trim().is_empty())
+    {
+        return Err(crate::vectors::EMPTY_KERNEL_CMD.into());
+    }
     let reference_mode = config.kernel_cmd.is_none() && !config.foreign_store();
     let mut notes = CheckNotes::default();
     let mut results: Vec<CaseResult> = Vec::new();

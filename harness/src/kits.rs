@@ -3,8 +3,9 @@
 //! speaking the stdio store protocol, docs/protocols/store.md).
 //!
 //! Every selected case yields a result: a kit whose SPI the store does not implement is
-//! reported case by case as `skip-not-claimed`, never left out, and a store that cannot
-//! be opened is one `error` result, never an empty run.
+//! reported case by case as `skip-not-claimed`, never left out. A store that cannot be
+//! opened is a setup error (no run, no report); a `cmd:` adapter that fails its
+//! handshake is one `error` result, never an empty run.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use loom_conformance::kits::archive_store::ArchiveStoreKit;
@@ -64,30 +65,54 @@ impl KitOptions {
     }
 }
 
-/// Runs the selected kits. `Err` is a usage problem (an unknown kit name); a store that
-/// cannot be opened or connected to is a single `error` result (`kits/store/open`), so
-/// the run still reports it. Returns the results and a `cmd:` store's `hello`.
+/// The store kinds a store string can name, for messages.
+pub const STORE_SYNTAX: &str = "memory, sqlite[:PATH], postgres://URL or cmd:\"COMMAND\"";
+
+/// Checks a store string before anything runs: its syntax, a command after `cmd:`, and
+/// that a `sqlite:PATH` file can be opened. `Err` says what is wrong; the run could not
+/// be set up (the CLI's exit status 2). Whether a `cmd:` adapter starts and answers is
+/// not checked here: that is a result of the run.
+pub fn preflight(store: &str) -> Result<(), String> {
+    if store == "memory" || store == "sqlite" || store == "sqlite::memory:" {
+        return Ok(());
+    }
+    if let Some(path) = store.strip_prefix("sqlite:") {
+        if path.is_empty() {
+            return Ok(());
+        }
+        return SqliteStore::open(path)
+            .map(drop)
+            .map_err(|e| format!("the store {store} cannot be opened: opening {path}: {e}"));
+    }
+    if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+        return Ok(());
+    }
+    if let Some(command) = store.strip_prefix("cmd:") {
+        if command.trim().is_empty() {
+            return Err(
+                "the store cmd: names no command: give the adapter's command line, e.g. --store 'cmd:python3 adapter.py'"
+                    .into(),
+            );
+        }
+        return Ok(());
+    }
+    Err(format!("unknown store {store:?}: use {STORE_SYNTAX}"))
+}
+
+/// Runs the selected kits. `Err` means the run could not be set up: an unknown kit, a
+/// store string that names no store, a database that cannot be opened or connected to
+/// (the CLI exits 2 and writes no report). A `cmd:` adapter that does not start or fails
+/// its handshake is a result of the run (`adapter/handshake`, an `error`), since that is
+/// the store under test failing. Returns the results and a `cmd:` store's `hello`.
 pub fn run(options: &KitOptions) -> Result<(Vec<CaseResult>, Option<Value>), String> {
-    match run_selected(
+    preflight(&options.store)?;
+    run_selected(
         &options.store,
         &options.kits,
         options.case_filter.clone(),
         options.limits,
         options.show_progress,
-    ) {
-        Ok(r) => Ok(r),
-        Err(e) if e.starts_with("unknown kit") => Err(e),
-        Err(e) => Ok((
-            vec![CaseResult::error(
-                AREA,
-                "store",
-                "store/open",
-                Vec::<String>::new(),
-                format!("the store {} could not be opened: {e}", options.store),
-            )],
-            None,
-        )),
-    }
+    )
 }
 
 /// One run: options, progress and the results so far.
@@ -486,7 +511,5 @@ async fn run_backend(
         stdio::apply_shutdown(&mut run.results, adapter.shutdown());
         return Ok(hello);
     }
-    Err(format!(
-        "unknown store {store:?}: use memory, sqlite[:PATH], postgres://URL or cmd:\"COMMAND\""
-    ))
+    Err(format!("unknown store {store:?}: use {STORE_SYNTAX}"))
 }

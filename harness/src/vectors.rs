@@ -55,6 +55,8 @@ pub fn results(
 
 /// Runs `vectors` against `kernel_cmd` (or the reference in-process): the kernel's
 /// claims and one result per vector, plus adapter results (handshake, blames, shutdown).
+/// A kernel that does not start or answer `hello` is an `adapter/handshake` error
+/// result; `Err` only for a run that cannot be set up (an empty command).
 pub fn run_with(
     kernel_cmd: Option<&str>,
     limits: crate::AdapterLimits,
@@ -81,6 +83,10 @@ pub fn run_with(
     };
     let mut client: Box<dyn KernelClient> = match kernel_cmd {
         None => Box::new(InProcessKernel::default()),
+        Some(cmd) if cmd.trim().is_empty() => {
+            bar.finish_and_clear();
+            return Err(EMPTY_KERNEL_CMD.into());
+        }
         Some(cmd) => {
             let mut config = KernelProcessConfig::new(cmd);
             config.call_timeout_ms = limits.timeout_ms;
@@ -104,5 +110,19 @@ pub fn run_with(
     };
     let out = run_set(client.as_mut(), vectors, &mut on_result);
     bar.finish_and_clear();
-    out
+    // The set's own hello failing is the kernel under test failing, like a failed start.
+    Ok(out.unwrap_or_else(|message| {
+        let result = CaseResult::error(
+            loom_vectors::runner::AREA,
+            loom_vectors::runner::ADAPTER_SUITE,
+            "adapter/handshake",
+            Vec::<String>::new(),
+            format!("the handshake failed: {message}"),
+        );
+        (Claims::from_hello(Value::Null), vec![result])
+    }))
 }
+
+/// The message for a `--kernel-cmd` that names no command (a run that cannot be set up).
+pub const EMPTY_KERNEL_CMD: &str =
+    "--kernel-cmd names no command: give the kernel adapter's command line, e.g. --kernel-cmd 'python3 my_kernel.py'";

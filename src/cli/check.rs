@@ -27,7 +27,9 @@ binding rule without a passing result (FOLD-13 runs as an expected failure; spec
 exemptions).\n\n\
 Examples:\n  loom check\n  loom check --only fold --seed 7 --fold-logs 2000\n  loom check --store sqlite:/tmp/loom.db --out ci-report/\n  \
 loom check --kernel-cmd 'python3 my_kernel.py'\n  loom check --store 'cmd:python3 adapter.py'\n  loom check --baseline known-failures.toml\n\n\
-Exit status: 0 the verdict is PASS, 1 FAIL (a failure, an unexpected pass, an empty or incomplete run), 2 usage error.")]
+Exit status: 0 the verdict is PASS, 1 FAIL (a failure, an unexpected pass, an adapter that did not start or answer \
+hello, an empty or incomplete run), 2 usage error or a run that could not be set up (an unknown part or store, a \
+database that cannot be opened, an --out that cannot be written): nothing is reported then.")]
 pub struct CheckArgs {
     /// Directory for the report files (default: ./loom-reports/check-<UTC time>/).
     #[arg(long)]

@@ -24,11 +24,15 @@ Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scr
 loom conform --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --out conform-report/\n  \
 loom conform --store memory --case spi_07\n  \
 loom conform --store 'cmd:python3 adapter.py' --explore --time 60 --seed 7\n  \
-loom conform --store 'cmd:python3 adapter.py' --replay loom-reports/conform-<time>/explore-replay.json\n\nExit status: 0 all passed (skips allowed), 1 a case failed, errored or timed out, 2 usage error."
+loom conform --store 'cmd:python3 adapter.py' --replay loom-reports/conform-<time>/explore-replay.json\n\n\
+Exit status: 0 all passed (skips allowed), 1 the store failed: a case failed, errored or timed out, or a cmd: adapter \
+did not start or answer hello (the report says which), 2 usage error or a run that could not be set up (an unknown \
+store or kit, a database that cannot be opened, an --out that cannot be written): nothing is reported then."
 )]
 pub struct ConformArgs {
-    /// The store under test: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND".
-    #[arg(long, default_value = "sqlite")]
+    /// The store under test: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND"
+    /// (yours, speaking the store protocol). Required: the kits judge the store you name.
+    #[arg(long, required = true)]
     pub store: String,
     /// Run only these kits (repeatable); default: every kit.
     #[arg(long, value_name = "KIT")]

@@ -17,8 +17,9 @@ and hostile resumes, then a liveness phase with faults off. Invariants are named
 Examples:\n  loom sim --seeds 200 --jobs 2\n  loom sim --seeds 1000 --stormy --shard 0/4 --out shard-0/\n  loom sim --seed 53 --stormy\n  \
 loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --scenario simulator/scenarios/two-recoverers-racing.toml\n  loom sim --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --seeds 20\n\n\
 The same seed gives the same trace, byte for byte. Shards merge with `loom report merge`.\n\
-Exit status: 0 every invariant held, 1 a violation (its seed and files are printed) or a store that could not be \
-opened, 2 usage error (e.g. --seeds 0: no seed to run)."
+Exit status: 0 every invariant held, 1 a violation (its seed and files are printed) or a cmd: store adapter that did not \
+start or answer hello, 2 usage error or a run that could not be set up (e.g. --seeds 0: no seed to run; a database that \
+cannot be opened): nothing is reported then."
 )]
 pub struct SimArgs {
     /// `replay FILE`: run a schedule file (a failing seed's `schedule.json` or
@@ -71,7 +72,7 @@ pub enum SimAction {
     /// file's seed seeds only the per-host choices and the network's latency draws.
     #[command(
         after_help = "Examples:\n  loom sim replay loom-reports/sim-<time>/seed-17/shrunk.json\n  loom sim --store sqlite replay seed-17/shrunk.json\n\n\
-Exit status: 0 every invariant held, 1 a violation or a store that could not be opened, 2 usage error or an unreadable file."
+Exit status: 0 every invariant held, 1 a violation or a cmd: store adapter that did not start, 2 usage error, an unreadable file or a database that cannot be opened."
     )]
     Replay {
         /// The schedule file.
@@ -109,6 +110,10 @@ pub fn run(args: SimArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    if let Err(e) = preflight(&store) {
+        eprintln!("error: --store: {e}");
+        return EXIT_USAGE;
+    }
     if let Some(SimAction::Replay { file }) = &args.action {
         return replay_file(file, store);
     }
@@ -297,6 +302,22 @@ pub fn run(args: SimArgs) -> u8 {
         EXIT_FAILED
     }
 }
+
+/// Opens a reference store once before the sweep: a database that cannot be opened is a
+/// run that could not be set up (exit 2), not a failure of every seed. A `cmd:` adapter
+/// is not started here: one that fails to start is the store under test failing (exit 1).
+fn preflight(store: &StoreSpec) -> Result<(), String> {
+    match store {
+        StoreSpec::Memory | StoreSpec::Cmd(_) => Ok(()),
+        StoreSpec::Sqlite(_) | StoreSpec::Postgres(_) => {
+            loom_sim::store::SimStore::open(store, PREFLIGHT_SEED).map(drop)
+        }
+    }
+}
+
+/// The seed number the pre-flight store is opened for (it names its scratch file or
+/// schema); no sweep runs it.
+const PREFLIGHT_SEED: u64 = u64::MAX;
 
 /// `loom sim replay FILE`.
 fn replay_file(file: &std::path::Path, store: StoreSpec) -> u8 {

@@ -319,7 +319,7 @@ fn run_vectors(args: RunArgs) -> u8 {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
-            return give_up(&out, EXIT_FAILED);
+            return give_up(&out, EXIT_USAGE);
         }
     };
     super::set_reproduce(&mut results, |r| {
