@@ -15,7 +15,7 @@ use std::task::{Context, Poll, Waker};
 use serde_json::{json, Map, Value};
 
 use loom_kernel::envelope::EventEnvelope;
-use loom_kernel::spi::{Capabilities, SpiMethod, StoreError};
+use loom_kernel::spi::{Capabilities, SpiMethod, StoreError, StoreErrorKind};
 use loom_kernel::versions::SemVer;
 
 /// How a case ended, when it did not fail.
@@ -239,9 +239,35 @@ pub fn method_name<M: SpiMethod>(method: M) -> &'static str {
     method.name()
 }
 
+/// A store error as the store protocol writes it, e.g.
+/// `{"actualNext":2,"expectedNext":0,"kind":"conflict","message":"…"}`. Messages quote
+/// errors this way, so a store author reads the JSON an adapter writes
+/// (docs/protocols/store.md), not Rust's `Debug` text.
+pub fn error_json(e: &StoreError) -> String {
+    crate::stdio::encode_error(e).to_string()
+}
+
+/// An error kind with its facts as the store protocol writes them, without a message:
+/// `{"current":3,"kind":"fenced","presented":null}`.
+pub fn kind_json(kind: &StoreErrorKind) -> String {
+    let mut v = crate::stdio::encode_error(&StoreError::new(kind.clone(), ""));
+    if let Some(map) = v.as_object_mut() {
+        map.remove("message");
+    }
+    v.to_string()
+}
+
+/// A call's outcome for a message: `success <value>` or `error <protocol JSON>`.
+pub fn outcome_text<T: std::fmt::Debug>(result: &Result<T, StoreError>) -> String {
+    match result {
+        Ok(v) => format!("success {v:?}"),
+        Err(e) => format!("error {}", error_json(e)),
+    }
+}
+
 /// Unwraps a store answer, or fails the case naming `what`.
 pub fn ok<T>(result: Result<T, StoreError>, what: &str) -> Result<T, Failure> {
-    result.map_err(|e| Failure(format!("{what}: expected success, got {e}")))
+    result.map_err(|e| Failure(format!("{what}: expected success, got {}", error_json(&e))))
 }
 
 /// Expects an error of kind `kind` (its stable name), or fails the case naming `what`.
@@ -252,7 +278,10 @@ pub fn err_kind<T: std::fmt::Debug>(
 ) -> Result<StoreError, Failure> {
     match result {
         Err(e) if e.kind.name() == kind => Ok(e),
-        Err(e) => Err(Failure(format!("{what}: expected a {kind} error, got {e}"))),
+        Err(e) => Err(Failure(format!(
+            "{what}: expected a {kind} error, got {}",
+            error_json(&e)
+        ))),
         Ok(v) => Err(Failure(format!(
             "{what}: expected a {kind} error, got success {v:?}"
         ))),
@@ -581,4 +610,41 @@ pub fn id_of_bytes(cx: &Ctx, name: &str, bytes: usize, pad: char) -> String {
         id.push('x');
     }
     id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Messages quote store errors as the protocol's JSON, facts included, never as
+    /// Rust's `Debug` text (`Err(StoreError { kind: Conflict { … } })`).
+    #[test]
+    fn messages_quote_store_errors_as_protocol_json() {
+        let conflict = StoreErrorKind::Conflict {
+            expected_next: 0,
+            actual_next: 2,
+        };
+        let facts: Value = serde_json::from_str(&kind_json(&conflict)).unwrap();
+        assert_eq!(
+            facts,
+            json!({"kind": "conflict", "expectedNext": 0, "actualNext": 2})
+        );
+        let e = StoreError::new(StoreErrorKind::Backend, "disk full");
+        let said: Value = serde_json::from_str(&error_json(&e)).unwrap();
+        assert_eq!(said, json!({"kind": "backend", "message": "disk full"}));
+        let failures = [
+            ok::<u64>(Err(e.clone()), "append").unwrap_err().0,
+            err_kind::<u64>(Err(e.clone()), "conflict", "stale append")
+                .unwrap_err()
+                .0,
+            outcome_text::<u64>(&Err(e)),
+        ];
+        for text in failures {
+            assert!(text.contains(r#""kind":"backend""#), "{text}");
+            assert!(
+                !text.contains("StoreError") && !text.contains("Backend"),
+                "{text}"
+            );
+        }
+    }
 }

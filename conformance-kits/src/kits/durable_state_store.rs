@@ -8,7 +8,10 @@ use serde_json::json;
 use loom_kernel::spi::{DurableStateStore, Versioned, ID_BYTES_MAX};
 use loom_kernel::versions::DURABLE_STATE_STORE_SPI_VERSION;
 
-use crate::case::{check_capabilities, ensure, err_kind, join_all, ok, Ctx, Outcome, Verdict};
+use crate::case::{
+    check_capabilities, ensure, err_kind, error_json, join_all, kind_json, ok, Ctx, Outcome,
+    Verdict,
+};
 
 crate::__kit_cases! {
     kit: DurableStateStoreKit, name: "durable-state-store", bound: DurableStateStore, fresh: false, claims: claims_of,
@@ -150,7 +153,11 @@ pub async fn spi_20_state_concurrent_writers_exactly_one_wins<S: DurableStateSto
     );
     for r in &results {
         if let Err(e) = r {
-            ensure!(e.kind.name() == "conflict", "a losing writer got {e}");
+            ensure!(
+                e.kind.name() == "conflict",
+                "a losing writer got {}",
+                error_json(e)
+            );
         }
     }
     let got = ok(store.get(key).await, "get")?;
@@ -386,8 +393,8 @@ pub async fn spi_20_state_conflict_facts_from_both_sides<S: DurableStateStore>(
                 expected_next: 3,
                 actual_next: 0
             },
-        "put at 3 on absent {key}: facts {:?}",
-        e.kind
+        "put at 3 on absent {key}: facts {}",
+        kind_json(&e.kind)
     );
     for v in 1..=3u64 {
         ok(
@@ -409,8 +416,8 @@ pub async fn spi_20_state_conflict_facts_from_both_sides<S: DurableStateStore>(
                     expected_next: presented.unwrap_or(0),
                     actual_next: 3
                 },
-            "put expecting {presented:?} on {key} (at 3): facts {:?}",
-            e.kind
+            "put expecting {presented:?} on {key} (at 3): facts {}",
+            kind_json(&e.kind)
         );
     }
     for presented in [2u64, 4] {
@@ -425,8 +432,8 @@ pub async fn spi_20_state_conflict_facts_from_both_sides<S: DurableStateStore>(
                     expected_next: presented,
                     actual_next: 3
                 },
-            "delete expecting {presented} on {key} (at 3): facts {:?}",
-            e.kind
+            "delete expecting {presented} on {key} (at 3): facts {}",
+            kind_json(&e.kind)
         );
     }
     ensure!(
@@ -466,8 +473,8 @@ pub async fn spi_20_state_conflict_facts_from_both_sides<S: DurableStateStore>(
                 expected_next: 3,
                 actual_next: 0
             },
-        "put at the deleted version on {key}: facts {:?}",
-        e.kind
+        "put at the deleted version on {key}: facts {}",
+        kind_json(&e.kind)
     );
     Ok(Outcome::Pass)
 }

@@ -7,8 +7,9 @@ use loom_kernel::spi::{
 use loom_kernel::versions::EVENT_STORE_SPI_VERSION;
 
 use crate::case::{
-    check_capabilities, check_probe, check_required, ensure, err_kind, events, join_all, ok,
-    poll_then_drop, require_claims, require_version, sequences, Ctx,
+    check_capabilities, check_probe, check_required, ensure, err_kind, error_json, events,
+    join_all, kind_json, ok, outcome_text, poll_then_drop, require_claims, require_version,
+    sequences, Ctx,
 };
 use crate::case::{Failure, Outcome, Verdict};
 use crate::fault::FaultInjector;
@@ -192,8 +193,8 @@ pub async fn spi_23_stale_expected_next_is_conflict_and_writes_nothing<S: EventS
                     expected_next: expected,
                     actual_next: 2
                 },
-            "conflict facts {:?}, expected expected_next={expected} actual_next=2",
-            e.kind
+            "conflict facts {}, expected expected_next={expected} actual_next=2",
+            kind_json(&e.kind)
         );
     }
     expect_log(store, id, &first, "after refused appends").await?;
@@ -253,7 +254,12 @@ pub async fn spi_23_concurrent_appends_exactly_one_wins<S: EventStore>(
     let wins: Vec<bool> = results.iter().map(Result::is_ok).collect();
     ensure!(
         wins.iter().filter(|w| **w).count() == 1,
-        "expected exactly one winner, got {results:?}"
+        "expected exactly one winner, got {}",
+        results
+            .iter()
+            .map(outcome_text)
+            .collect::<Vec<_>>()
+            .join(" and ")
     );
     for r in &results {
         if let Err(e) = r {
@@ -265,7 +271,8 @@ pub async fn spi_23_concurrent_appends_exactly_one_wins<S: EventStore>(
                         ..
                     }
                 ),
-                "loser failed with {e}, expected conflict"
+                "loser failed with {}, expected a conflict at expectedNext 0",
+                error_json(e)
             );
         }
     }
@@ -379,8 +386,8 @@ pub async fn place_05_zombie_append_after_new_fence_is_refused<S: EventStore>(
                 presented: Some(a.0),
                 current: b.0
             },
-        "fenced facts {:?}, expected presented={} current={}",
-        e.kind,
+        "fenced facts {}, expected presented={} current={}",
+        kind_json(&e.kind),
         a.0,
         b.0
     );
@@ -412,8 +419,8 @@ pub async fn place_05_fenced_execution_refuses_unfenced_append<S: EventStore>(
                 presented: None,
                 current: t.0
             },
-        "fenced facts {:?}",
-        e.kind
+        "fenced facts {}",
+        kind_json(&e.kind)
     );
     expect_log(store, id, &[], "after the refused append").await?;
     let other = &*cx.id("place_05-never-fenced");
@@ -498,8 +505,8 @@ pub async fn spi_05_acquire_fence_if_refuses_stale_expectation<S: EventStore>(
                 expected: Some(t1.0),
                 current: Some(t2.0)
             },
-        "facts {:?}",
-        e.kind
+        "facts {}",
+        kind_json(&e.kind)
     );
     err_kind(
         store.acquire_fence_if(id, None).await,
@@ -710,8 +717,8 @@ pub async fn spi_09_delete_through_keeps_later_events<S: EventStore>(
                 ..
             }
         ),
-        "next sequence moved: {:?}",
-        e.kind
+        "next sequence moved: {}",
+        kind_json(&e.kind)
     );
     ok(
         store.append(id, 10, events(id, 10, 1, "y"), None).await,
@@ -990,8 +997,8 @@ pub async fn spi_14_delete_execution_removes_the_stream<S: EventStore>(
     )?;
     ensure!(
         matches!(e.kind, StoreErrorKind::Conflict { actual_next: 0, .. }),
-        "facts {:?}",
-        e.kind
+        "facts {}",
+        kind_json(&e.kind)
     );
     ok(
         store.append(id, 0, events(id, 0, 1, "y"), None).await,
@@ -1279,8 +1286,8 @@ pub async fn spi_23_append_batch_limit_from_both_sides<S: EventStore>(
                 expected_next: 0,
                 actual_next: max
             },
-        "{at}: the oversize batch moved the head: {:?}",
-        e.kind
+        "{at}: the oversize batch moved the head: {}",
+        kind_json(&e.kind)
     );
     Ok(Outcome::Pass)
 }
@@ -1346,8 +1353,8 @@ pub async fn spi_23_conflict_facts_from_both_sides<S: EventStore>(store: &S, cx:
                     expected_next: expected,
                     actual_next: head
                 },
-            "append at {expected} to {id} (at {head}) gave facts {:?}",
-            e.kind
+            "append at {expected} to {id} (at {head}) gave facts {}",
+            kind_json(&e.kind)
         );
     }
     let caps = store.capabilities();
@@ -1364,9 +1371,9 @@ pub async fn spi_23_conflict_facts_from_both_sides<S: EventStore>(store: &S, cx:
                     expected_next: 0,
                     actual_next: head
                 },
-            "after deleteThrough({}) of {id}, facts {:?}",
+            "after deleteThrough({}) of {id}, facts {}",
             head - 1,
-            e.kind
+            kind_json(&e.kind)
         );
     }
     if caps.claims(M::DeleteExecution) {
@@ -1384,8 +1391,8 @@ pub async fn spi_23_conflict_facts_from_both_sides<S: EventStore>(store: &S, cx:
                     expected_next: head,
                     actual_next: 0
                 },
-            "after deleteExecution of {id}, facts {:?}",
-            e.kind
+            "after deleteExecution of {id}, facts {}",
+            kind_json(&e.kind)
         );
     }
     Ok(Outcome::Pass)
@@ -1543,8 +1550,8 @@ pub async fn place_05_fence_is_checked_before_sequence<S: EventStore>(
                     presented: token.map(|t| t.0),
                     current: t2.0
                 },
-            "{what} on {id}: facts {:?}, expected presented={:?} current={}",
-            e.kind,
+            "{what} on {id}: facts {}, expected presented={:?} current={}",
+            kind_json(&e.kind),
             token.map(|t| t.0),
             t2.0
         );
@@ -1560,8 +1567,8 @@ pub async fn place_05_fence_is_checked_before_sequence<S: EventStore>(
                 expected_next: 1,
                 actual_next: 3
             },
-        "facts {:?}",
-        e.kind
+        "facts {}",
+        kind_json(&e.kind)
     );
     let never = &*cx.id("place_05-order-never");
     let e = err_kind(
@@ -1577,8 +1584,8 @@ pub async fn place_05_fence_is_checked_before_sequence<S: EventStore>(
                 presented: Some(1),
                 current: 0
             },
-        "facts {:?}",
-        e.kind
+        "facts {}",
+        kind_json(&e.kind)
     );
     Ok(Outcome::Pass)
 }
@@ -1617,8 +1624,8 @@ pub async fn place_05_fence_token_compared_from_both_sides<S: EventStore>(
                     presented: Some(presented),
                     current
                 },
-            "token {presented} on {id}: facts {:?}",
-            e.kind
+            "token {presented} on {id}: facts {}",
+            kind_json(&e.kind)
         );
     }
     for _ in 0..2 {
@@ -1663,8 +1670,8 @@ pub async fn spi_05_acquire_fence_if_compared_from_both_sides<S: EventStore>(
                     expected: Some(expected),
                     current: None
                 },
-            "facts {:?}",
-            e.kind
+            "facts {}",
+            kind_json(&e.kind)
         );
     }
     let id = &*cx.id("spi_05-sides");
@@ -1688,8 +1695,8 @@ pub async fn spi_05_acquire_fence_if_compared_from_both_sides<S: EventStore>(
                     expected,
                     current: Some(c)
                 },
-            "expecting {expected:?} on {id}: facts {:?}",
-            e.kind
+            "expecting {expected:?} on {id}: facts {}",
+            kind_json(&e.kind)
         );
     }
     let next = ok(
@@ -2019,8 +2026,8 @@ pub async fn spi_14_copy_prefix_checks_in_order<S: EventStore>(store: &S, cx: &C
                 expected_next: 0,
                 actual_next: 2
             },
-        "copyPrefix into {live} (at 2): facts {:?}",
-        e.kind
+        "copyPrefix into {live} (at 2): facts {}",
+        kind_json(&e.kind)
     );
     let whole = &*cx.id("spi_14-order-whole");
     let ack = ok(
