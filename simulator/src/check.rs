@@ -11,9 +11,9 @@ use loom_report::{CaseResult, Failure};
 use loom_stores::memory::{MemoryEventStore, MemoryTimerStore};
 use serde_json::{json, Value};
 
-use crate::hosts::{resume_for, CountingEffect, Scenario, TOOL};
-use crate::net::GATE_PREFIX;
-use crate::{PlantedBug, Violation};
+use crate::config::PlantedBug;
+use crate::workload::{resume_for, CountingEffect, Scenario, GATE_PREFIX, TOOL};
+use crate::world::{LedgerEntry, Violation};
 
 /// Every invariant the simulator checks, one report result each per seed.
 pub const RULES: [&str; 13] = [
@@ -359,7 +359,7 @@ pub fn acknowledged_survive(
 /// number of its own (a recovered run continues the count, n+1; a runtime that started
 /// again from 1, or ran one attempt twice, shows here).
 pub fn ledger_backs_every_output(
-    ledger: &[crate::net::LedgerEntry],
+    ledger: &[LedgerEntry],
     logs: &[(String, Vec<EventEnvelope>)],
 ) -> Vec<Violation> {
     let mut out = Vec::new();
@@ -570,10 +570,10 @@ fn missing_emit(reference: &[EventEnvelope], log: &[EventEnvelope]) -> Option<St
 /// crash-free run of its chain from the first execution, read at the successor.
 fn reference_log(s: &Scenario, scenarios: &[Scenario]) -> Option<Vec<EventEnvelope>> {
     let store = Arc::new(MemoryEventStore::new());
-    let clock = Arc::new(ManualClock::new(crate::net::EPOCH_MS));
+    let clock = Arc::new(ManualClock::new(crate::clock::EPOCH_MS));
     let config = RuntimeConfig {
         fencing: true,
-        features: crate::hosts::sim_features(),
+        features: crate::workload::sim_features(),
         ..RuntimeConfig::default()
     };
     let mut rt = Runtime::new(store.clone(), clock.clone(), config)
@@ -611,9 +611,9 @@ fn reference_log(s: &Scenario, scenarios: &[Scenario]) -> Option<Vec<EventEnvelo
             .suspended_on()
             .and_then(|p| p.get("wakeAt").and_then(Value::as_i64));
         let park = fold(&log).suspended_on().cloned().unwrap_or_default();
-        if let Some(topic) = crate::hosts::wait_topic(&fold(&log)) {
+        if let Some(topic) = crate::workload::wait_topic(&fold(&log)) {
             // A receive / select park: the client delivers the message.
-            let (id, body) = crate::hosts::message(&cur, &topic);
+            let (id, body) = crate::workload::message(&cur, &topic);
             let d = block_on(rt.deliver(&cur, &topic, &id, body));
             outcome = match d.ok()? {
                 loom_kernel::runtime::Delivery::Resumed { outcome, .. } => outcome,
@@ -761,13 +761,8 @@ mod tests {
         assert!(rules(&out).contains(&"EMIT-01"), "{out:?}");
     }
 
-    fn entry(
-        step: &str,
-        attempt: u64,
-        outcome: &'static str,
-        output: Value,
-    ) -> crate::net::LedgerEntry {
-        crate::net::LedgerEntry {
+    fn entry(step: &str, attempt: u64, outcome: &'static str, output: Value) -> LedgerEntry {
+        LedgerEntry {
             execution_id: "exec-0".into(),
             step_id: step.into(),
             tool_id: "t".into(),
@@ -862,12 +857,12 @@ mod tests {
         let mut rng = Rng::new(7);
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         for i in 0..80 {
-            let base = crate::hosts::scenario(&mut rng, i);
+            let base = crate::workload::scenario(&mut rng, i);
             assert!(base.script.is_some(), "{}", base.flow);
             // The execution and the successors its continueAsNew chain starts: each
             // ends, and the chain is at most CONTINUATIONS_PER_CHAIN_MAX long.
-            let chain = crate::hosts::with_successors(std::slice::from_ref(&base));
-            assert!(chain.len() as u64 <= 1 + crate::hosts::CONTINUATIONS_PER_CHAIN_MAX);
+            let chain = crate::workload::with_successors(std::slice::from_ref(&base));
+            assert!(chain.len() as u64 <= 1 + crate::workload::CONTINUATIONS_PER_CHAIN_MAX);
             for s in &chain {
                 let log = reference_log(s, &chain).expect("reference run");
                 assert!(

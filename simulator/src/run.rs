@@ -1,0 +1,426 @@
+//! One run: the hosts on a turmoil network, the fault schedule applied as simulated time
+//! passes, then the final checks over the logs the store holds.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use loom_kernel::runtime::block_on;
+use loom_kernel::spi::ExecutionDispatcher;
+use loom_report::CaseResult;
+use loom_stores::memory::{MemoryDispatcher, MemoryTimerStore};
+use serde_json::{json, Value};
+
+use crate::check::{self, RULES};
+use crate::config::SimConfig;
+use crate::hosts;
+use crate::outcome::{write_artifacts, SimOutcome};
+use crate::rng::Rng;
+use crate::schedule::{
+    draw, schedule_json, setup_from_json, worker_name, Fault, Setup, FAULT_KINDS,
+};
+use crate::server::{STORE_HOST, TARGET};
+use crate::stats::{log_counts, SimStats};
+use crate::store::{SimStore, StoreSpec};
+use crate::store_client;
+use crate::world::{Book, Violation, World};
+
+/// Turmoil's tick, in simulated milliseconds.
+pub const TICK_MS: u64 = 2;
+/// How long a store restart keeps the store unreachable, simulated milliseconds.
+pub const STORE_DOWN_MS: u64 = 150;
+
+/// Slack between the client's deadline and turmoil's hard simulation limit.
+const SIM_SLACK_MS: u64 = 5_000;
+
+/// Runs a schedule file (as `write_artifacts` writes it, shrunk or not) under `config`
+/// (its store, planted bug and phase lengths).
+pub fn replay(schedule: &Value, config: &SimConfig) -> Result<SimOutcome, String> {
+    let setup = setup_from_json(schedule, config)?;
+    let seed = schedule
+        .get("seed")
+        .and_then(Value::as_u64)
+        .ok_or("schedule: `seed` (the per-host randomness) is missing")?;
+    Ok(run_setup(seed, setup, config))
+}
+
+/// Runs one seed: draws the setup, simulates both phases, checks every invariant.
+pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
+    run_setup(seed, draw(seed, config), config)
+}
+
+/// Runs a setup with the per-host randomness of `seed`.
+fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
+    store_client::take_calls_timed_out();
+    let schedule = schedule_json(seed, &setup);
+    let store = match SimStore::open(&config.store, seed) {
+        Ok(s) => s,
+        Err(e) => return unrunnable(seed, schedule, &config.store, &e),
+    };
+    let dispatcher = MemoryDispatcher::with_lease_ms(config.lease_ms as i64)
+        .unwrap_or_else(|_| MemoryDispatcher::new());
+    // Registering the one target on a fresh in-memory dispatcher cannot fail.
+    let _ = block_on(dispatcher.register_target(TARGET));
+    let world = Arc::new(World {
+        events_cell: Mutex::new(Arc::new(store)),
+        timers: MemoryTimerStore::new(),
+        snapshots: loom_stores::memory::MemorySnapshotStore::new(),
+        dispatcher,
+        book: Mutex::new(Book::default()),
+        bug: config.bug,
+        clock_skew_ms: setup.clock_skew_ms.clone(),
+    });
+    let scenarios = Arc::new(crate::workload::with_successors(&setup.scenarios));
+    let faults_on = Arc::new(AtomicBool::new(true));
+    let deadline_ms = config.safety_ms + config.liveness_ms;
+
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(seed)
+        .tick_duration(Duration::from_millis(TICK_MS))
+        .min_message_latency(Duration::from_millis(setup.latency_ms.0))
+        .max_message_latency(Duration::from_millis(setup.latency_ms.1))
+        .simulation_duration(Duration::from_millis(deadline_ms + SIM_SLACK_MS))
+        .build();
+
+    {
+        let world = world.clone();
+        sim.host(STORE_HOST, move || crate::server::serve(world.clone()));
+    }
+    for w in 0..setup.workers {
+        let (world, scenarios, faults_on) = (world.clone(), scenarios.clone(), faults_on.clone());
+        let rng = Arc::new(Mutex::new(Rng::derive(seed, 100 + w as u64)));
+        let faults = setup.faults;
+        let name = worker_name(w);
+        let fleet: Arc<Vec<(u64, loom_kernel::FoldVersion)>> = Arc::new(
+            setup
+                .fold_versions
+                .get(&name)
+                .into_iter()
+                .flatten()
+                .filter_map(|(at, minor)| {
+                    Some((*at, loom_kernel::FoldVersion::from_minor(*minor)?))
+                })
+                .collect(),
+        );
+        let host = name.clone();
+        sim.host(host.as_str(), move || {
+            hosts::worker(
+                name.clone(),
+                world.clone(),
+                scenarios.clone(),
+                faults_on.clone(),
+                rng.clone(),
+                faults,
+                fleet.clone(),
+            )
+        });
+    }
+    {
+        let (world, scenarios, faults_on) = (world.clone(), scenarios.clone(), faults_on.clone());
+        let rng = Rng::derive(seed, 1);
+        let hostile = setup.hostile_per_mille;
+        let resume_faults = setup.resume_fault_per_mille;
+        sim.client("client", async move {
+            hosts::client(
+                world,
+                scenarios,
+                faults_on,
+                rng,
+                hostile,
+                resume_faults,
+                deadline_ms,
+            )
+            .await
+        });
+    }
+    // The sweeper is the dispatcher's half that watches the log: it re-queues every
+    // execution that is neither parked nor ended (a crashed resume, a lost lease).
+    sim.host("dispatcher", hosts::sweeper);
+
+    let mut pending = setup.schedule.clone();
+    pending.reverse();
+    let hosts: Vec<String> = (0..setup.workers)
+        .map(worker_name)
+        .chain(["client".to_owned(), "dispatcher".to_owned()])
+        .collect();
+    // (when, from, to, one way): links to heal.
+    let mut repairs: Vec<(u64, String, String, bool)> = Vec::new();
+    let mut sim_error = None;
+    let (mut bounces, mut partitions, mut spikes) = (0, 0, 0);
+    // (when it ends, host): latency spikes to undo.
+    let mut spikes_on: Vec<(u64, String)> = Vec::new();
+    // Lossy links from the start of the safety phase (the hosts exist by now).
+    for (host, rate) in &setup.loss_per_mille {
+        sim.set_link_fail_rate(host.as_str(), STORE_HOST, *rate as f64 / 1000.0);
+    }
+    loop {
+        let now = sim.elapsed().as_millis() as u64;
+        while pending.last().is_some_and(|(at, _)| *at <= now) {
+            if let Some((at, fault)) = pending.pop() {
+                match fault {
+                    Fault::Bounce(w) => {
+                        sim.bounce(worker_name(w));
+                        bounces += 1;
+                    }
+                    Fault::Partition(ref h, d) => {
+                        sim.partition(h.as_str(), STORE_HOST);
+                        repairs.push((at + d, h.clone(), STORE_HOST.to_owned(), false));
+                        partitions += 1;
+                    }
+                    Fault::Spike(ref h, latency, d) => {
+                        sim.set_link_latency(
+                            h.as_str(),
+                            STORE_HOST,
+                            Duration::from_millis(latency),
+                        );
+                        spikes_on.push((at + d, h.clone()));
+                        spikes += 1;
+                    }
+                    Fault::OneWay(ref from, ref to, d) => {
+                        sim.partition_oneway(from.as_str(), to.as_str());
+                        repairs.push((at + d, from.clone(), to.clone(), true));
+                        partitions += 1;
+                    }
+                    Fault::StoreRestart => {
+                        // The store is down for STORE_DOWN_MS: it is cut off from every
+                        // host, so requests and acknowledgements in flight are lost; what
+                        // it committed survives (World outlives it), and it reopens its
+                        // store. Not a turmoil bounce: a bounced host gets a new tokio
+                        // runtime whose clock starts from the real clock, and runs that
+                        // bounced the store were seen to trace differently (CONF-05).
+                        for h in hosts.iter() {
+                            sim.partition(STORE_HOST, h.as_str());
+                            repairs.push((
+                                at + STORE_DOWN_MS,
+                                STORE_HOST.to_owned(),
+                                h.clone(),
+                                false,
+                            ));
+                        }
+                        world.restart_store();
+                    }
+                }
+                world.trace(json!({ "t": now, "fault": format!("{fault:?}") }));
+            }
+        }
+        repairs.retain(|(at, from, to, oneway)| {
+            if *at <= now || now >= config.safety_ms {
+                if *oneway {
+                    sim.repair_oneway(from.as_str(), to.as_str());
+                } else {
+                    sim.repair(from.as_str(), to.as_str());
+                }
+                false
+            } else {
+                true
+            }
+        });
+        spikes_on.retain(|(at, host)| {
+            if *at <= now || now >= config.safety_ms {
+                // Back to the seed's latency range: min and max as the builder set them.
+                let (lo, hi) = setup.latency_ms;
+                sim.set_link_latency(host.as_str(), STORE_HOST, Duration::from_millis(lo));
+                sim.set_link_max_message_latency(
+                    host.as_str(),
+                    STORE_HOST,
+                    Duration::from_millis(hi),
+                );
+                false
+            } else {
+                true
+            }
+        });
+        if now >= config.safety_ms && faults_on.load(Ordering::SeqCst) {
+            faults_on.store(false, Ordering::SeqCst);
+            // The liveness phase has a healthy network: no more lost messages.
+            for host in setup.loss_per_mille.keys() {
+                sim.set_link_fail_rate(host.as_str(), STORE_HOST, 0.0);
+            }
+            world.trace(json!({ "t": now, "phase": "liveness" }));
+        }
+        match sim.step() {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => {
+                sim_error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let simulated_ms = sim.elapsed().as_millis() as u64;
+    drop(sim);
+    let mut outcome = finish(seed, config, &world, &setup, schedule, sim_error);
+    outcome.stats.bounces = bounces;
+    outcome.stats.partitions = partitions;
+    outcome.stats.spikes = spikes;
+    outcome.stats.calls_timed_out = store_client::take_calls_timed_out();
+    outcome.stats.simulated_ms = simulated_ms;
+    outcome
+}
+
+fn finish(
+    seed: u64,
+    config: &SimConfig,
+    world: &World,
+    setup: &Setup,
+    schedule: Value,
+    sim_error: Option<String>,
+) -> SimOutcome {
+    let mut logs = Vec::new();
+    let scenarios = crate::workload::with_successors(&setup.scenarios);
+    for s in &scenarios {
+        let log = block_on(world.events().read(&s.execution_id)).unwrap_or_default();
+        logs.push((s.execution_id.clone(), log));
+    }
+    let mut violations = std::mem::take(&mut world.book().violations);
+    if let Some(e) = sim_error {
+        violations.push(Violation {
+            rule: "PLACE-04".into(),
+            message: format!("the simulation stopped: {e}"),
+            execution_id: None,
+            event_index: None,
+        });
+    }
+    violations.extend(check::final_checks_with(&scenarios, &logs, config.bug));
+    violations.extend(check::acknowledged_survive(&world.book().acked, &logs));
+    violations.extend(check::ledger_backs_every_output(
+        &world.book().ledger,
+        &logs,
+    ));
+    let pre_1_24 = setup
+        .fold_versions
+        .values()
+        .flatten()
+        .any(|(_, minor)| *minor < 24);
+    let snaps = check::stored_snapshots(&world.book().snapshots_saved, &logs, pre_1_24);
+    violations.extend(snaps.violations);
+    let results = check::results(seed, &violations);
+    let trace = std::mem::take(&mut world.book().trace);
+    let stats = {
+        let book = world.book();
+        SimStats {
+            zombie_refused: book.zombie_refused,
+            hostile_refused: book.hostile_refused,
+            injected_crashes: book.injected_crashes,
+            crash_points: book.crash_points,
+            effect_calls: book.ledger.len() as u64,
+            effect_reruns: {
+                let mut seen = std::collections::BTreeSet::new();
+                book.ledger
+                    .iter()
+                    .filter(|l| !seen.insert((&l.execution_id, &l.step_id)))
+                    .count() as u64
+            },
+            store_restarts: book.store_restarts,
+            partitions: 0,
+            bounces: 0,
+            timer_fires: book.timer_fires,
+            answers: book.answers_sent,
+            simulated_ms: 0,
+            lease_takeovers: book.lease_takeovers,
+            due_before_park: book.due_before_park,
+            successor_starts: book.successor_starts,
+            skewed_hosts: setup.clock_skew_ms.values().filter(|ms| **ms != 0).count() as u64,
+            skew_early_fires: book.skew_early_fires,
+            spikes: 0,
+            calls_timed_out: 0,
+            snapshots_saved: book.snapshots_saved.len() as u64,
+            old_writer_snapshots: snaps.old_writers,
+            stray_inputs: snaps.stray_inputs,
+            snapshot_refusals: book.snapshot_refusals,
+            fleet_switches: book.fleet_switches,
+            lossy_links: setup.loss_per_mille.values().filter(|r| **r > 0).count() as u64,
+            swarm_off: std::array::from_fn(|i| {
+                u64::from(setup.swarm_off.contains(&FAULT_KINDS[i]))
+            }),
+            completed: logs
+                .iter()
+                .filter(|(_, l)| l.iter().any(|e| e.event_type == "EXECUTION_COMPLETED"))
+                .count() as u64,
+            resume_faults: book.resume_faults,
+            ..log_counts(&logs)
+        }
+    };
+    let ledger = world.book().ledger.iter().map(|e| e.to_value()).collect();
+    // A fold disagreement becomes a vector: one per execution whose final log failed
+    // the SNAP-01 check (a kernel's restore against its full fold).
+    let mut vectors = Vec::new();
+    for v in violations
+        .iter()
+        .filter(|v| v.rule == "SNAP-01" && v.message.starts_with(check::SNAP_01_FINAL_LOG))
+    {
+        let (Some(exec), Some(k)) = (&v.execution_id, v.event_index) else {
+            continue;
+        };
+        if let Some((_, log)) = logs.iter().find(|(id, _)| id == exec) {
+            vectors.push(check::snapshot_vector(seed, exec, log, k));
+        }
+    }
+    // An ingress disagreement becomes a vector: a resume the client's runtime admitted
+    // that the reference gate refuses on the log the client read.
+    let admitted = world.book().ingress_admitted.clone();
+    for (i, (exec, read, request)) in admitted.iter().enumerate() {
+        if let Some((_, log)) = logs.iter().find(|(id, _)| id == exec) {
+            let seen: Vec<_> = log.iter().filter(|e| e.sequence < *read).cloned().collect();
+            if let Some(v) = check::ingress_vector(seed, exec, i, &seen, request) {
+                vectors.push(v);
+            }
+        }
+    }
+    let outcome = SimOutcome {
+        seed,
+        ledger,
+        vectors,
+        error: None,
+        trace,
+        violations,
+        results,
+        schedule,
+        logs: logs
+            .into_iter()
+            .map(|(id, log)| (id, log.iter().map(|e| e.to_value()).collect()))
+            .collect(),
+        stats,
+    };
+    if !outcome.violations.is_empty() {
+        eprintln!(
+            "loom-sim: seed {seed} broke {} invariant(s); reproduce with run_seed({seed}, ..)",
+            outcome.violations.len()
+        );
+        if let Some(dir) = &config.artifacts_dir {
+            if let Err(e) = write_artifacts(dir, &outcome) {
+                eprintln!("loom-sim: could not write the artefacts of seed {seed}: {e}");
+            }
+        }
+    }
+    outcome
+}
+
+/// The outcome of a seed whose store could not be opened: an `error` result per rule
+/// (the seed did not run; it is neither a pass nor a violation).
+fn unrunnable(seed: u64, schedule: Value, store: &StoreSpec, error: &str) -> SimOutcome {
+    let message = format!("seed {seed}: the store `{store}` could not be opened: {error}");
+    SimOutcome {
+        seed,
+        trace: Vec::new(),
+        violations: Vec::new(),
+        results: RULES
+            .iter()
+            .map(|rule| {
+                CaseResult::error(
+                    "sim",
+                    "deploy",
+                    format!("seed-{seed}/{rule}"),
+                    [*rule],
+                    &message,
+                )
+            })
+            .collect(),
+        schedule,
+        logs: Vec::new(),
+        stats: SimStats::default(),
+        ledger: Vec::new(),
+        vectors: Vec::new(),
+        error: Some(message),
+    }
+}

@@ -1,0 +1,445 @@
+//! The store host: the stores under test behind the request protocol of [`crate::wire`]
+//! over simulated TCP, one request per connection (a crashed or partitioned peer costs
+//! exactly one timed-out call). Every store operation passes through it, so it writes
+//! the trace and checks the invariants that must hold at every append (SPI-23,
+//! PLACE-05, REPLAY-10) and every claim (PLACE-02); the planted store bugs live here.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use loom_kernel::spi::{
+    AppendAck, Clock, ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, SnapshotStore,
+    StoreError, StoreErrorKind, Timer, TimerStore,
+};
+use loom_kernel::{EventEnvelope, SnapshotRecord};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use turmoil::net::{TcpListener, TcpStream};
+
+use crate::clock::{EPOCH_MS, STORE_TIME};
+use crate::config::PlantedBug;
+use crate::wire::{backend, err_to_json, field, str_field, LINE_BYTES_MAX};
+use crate::workload::GATE_PREFIX;
+use crate::world::{Violation, World};
+
+/// The store server's TCP port.
+pub const STORE_PORT: u16 = 7000;
+/// The store server's host name.
+pub const STORE_HOST: &str = "store";
+
+/// The dispatcher target every worker claims for.
+pub const TARGET: &str = "sim";
+/// Most due timers the coverage scan of a read looks at.
+const DUE_SCAN_MAX: usize = 64;
+/// How far ahead a planted early timer store looks: timers fire up to 5 s early.
+pub const EARLY_TIMER_MS: i64 = 5_000;
+/// The gap between the fence check and the write in a planted non-atomic store.
+pub const FENCE_CHECK_GAP_MS: u64 = 30;
+/// Lease ids a planted double-leasing dispatcher invents start here.
+pub const LEASE_ID_OFFSET: u64 = 1 << 32;
+
+/// Runs the store server until the host is crashed.
+pub async fn serve(world: Arc<World>) -> turmoil::Result {
+    let listener = TcpListener::bind(("0.0.0.0", STORE_PORT)).await?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let world = world.clone();
+        tokio::spawn(async move {
+            // A broken connection is the client's problem: it times out and retries.
+            let _ = handle(world, stream).await;
+        });
+    }
+}
+
+async fn handle(world: Arc<World>, stream: TcpStream) -> std::io::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read);
+    let mut line = String::new();
+    lines.read_line(&mut line).await?;
+    let response = if line.len() > LINE_BYTES_MAX {
+        json!({ "err": err_to_json(&StoreError::new(StoreErrorKind::InvalidArgument, "request too long")) })
+    } else {
+        match serde_json::from_str::<Value>(&line) {
+            Ok(req) => match dispatch(&world, &req).await {
+                Ok(v) => json!({ "ok": v }),
+                Err(e) => json!({ "err": err_to_json(&e) }),
+            },
+            Err(e) => {
+                json!({ "err": err_to_json(&StoreError::new(StoreErrorKind::InvalidArgument, e.to_string())) })
+            }
+        }
+    };
+    let mut out = response.to_string();
+    out.push('\n');
+    write.write_all(out.as_bytes()).await?;
+    Ok(())
+}
+
+async fn dispatch(world: &World, req: &Value) -> Result<Value, StoreError> {
+    let op = req["op"].as_str().unwrap_or("");
+    let from = req["from"].as_str().unwrap_or("?");
+    let now = STORE_TIME.now_ms();
+    let result = execute(world, op, req, now).await;
+    // The trace names the operation, its caller and its result; payloads are left out
+    // (they are in the final logs) to keep the trace small.
+    let mut line = json!({ "t": now - EPOCH_MS, "from": from, "op": op });
+    if let Some(x) = req.get("exec") {
+        line["exec"] = x.clone();
+    }
+    match &result {
+        Ok(v) => {
+            line["ok"] = match op {
+                "read" => v["len"].clone(),
+                "claim" => json!(v.get("executionId").or(v.get("package")).cloned()),
+                _ => v.clone(),
+            }
+        }
+        Err(e) => line["err"] = json!(e.kind.name()),
+    }
+    world.trace(line);
+    result
+}
+
+async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value, StoreError> {
+    match op {
+        "append" => append(world, req).await,
+        "read" => {
+            let exec = str_field(req, "exec")?;
+            let mut log = world.events().read(&exec).await?;
+            // Coverage: a read while one of the execution's timers is due and its park
+            // has not landed (the window of the 0 ms sleep bug), so a sweep shows it
+            // reached the window.
+            let due = world.timers.due(now, DUE_SCAN_MAX).await?;
+            if due.iter().any(|t| {
+                t.execution_id == exec
+                    && !log.iter().any(|e| {
+                        e.event_type == "EXECUTION_SUSPENDED"
+                            && e.payload.get("wakeAt").and_then(Value::as_i64) == Some(t.wake_at_ms)
+                    })
+            }) {
+                world.book().due_before_park += 1;
+            }
+            // `len` is the store's true head: the client keeps it as the REPLAY-01
+            // oracle, so a read that hides events cannot hide them from the check.
+            let len = log.len();
+            if world.bug == Some(PlantedBug::CorruptStepOutputOnRead) {
+                // A store that serves a damaged copy of a recorded step output (a bad
+                // cache, a decoding bug): the stored log stays right.
+                if let Some(e) = log.iter_mut().find(|e| e.event_type == "STEP_COMPLETED") {
+                    if let Some(v) = e.payload.pointer_mut("/output/v") {
+                        *v = json!(v.as_u64().map_or(0, |x| x + 1));
+                    }
+                }
+            }
+            if world.bug == Some(PlantedBug::StaleReadsBlindAppends)
+                && log.last().is_some_and(|e| e.event_type == "STEP_COMPLETED")
+            {
+                log.pop();
+            }
+            let events: Vec<Value> = log.iter().map(EventEnvelope::to_value).collect();
+            Ok(json!({ "events": events, "len": len }))
+        }
+        "list" => Ok(json!(world.events().list_executions().await?)),
+        "fence" => {
+            let exec = str_field(req, "exec")?;
+            let token = world.events().acquire_fence(&exec).await?;
+            world.book().fences.insert(exec, token.0);
+            Ok(json!(token.0))
+        }
+        "observe" => {
+            let exec = str_field(req, "exec")?;
+            let a = world.events().observe(&exec).await?;
+            serde_json::to_value(a).map_err(|e| backend(e.to_string()))
+        }
+        "schedule" => {
+            let t: Timer = field(req, "timer")?;
+            let t = world.timers.schedule(t).await?;
+            serde_json::to_value(t).map_err(|e| backend(e.to_string()))
+        }
+        "due" => {
+            let limit: usize = field(req, "limit")?;
+            let mut asked: i64 = field(req, "now")?;
+            if world.bug == Some(PlantedBug::TimerFiresEarly) {
+                asked = asked.saturating_add(EARLY_TIMER_MS);
+            }
+            let due = world.timers.due(asked, limit).await?;
+            serde_json::to_value(due).map_err(|e| backend(e.to_string()))
+        }
+        "cancel" => {
+            let exec = str_field(req, "exec")?;
+            Ok(json!(
+                world.timers.cancel(&exec, &str_field(req, "key")?).await?
+            ))
+        }
+        "snapSave" => {
+            let exec = str_field(req, "exec")?;
+            let mut record: SnapshotRecord = field(req, "record")?;
+            if world.bug == Some(PlantedBug::SnapshotLabelledCurrent) {
+                // A store that keeps the state and drops its writer's schema version.
+                record.schema_version = loom_kernel::EVENT_SCHEMA_VERSION.to_owned();
+            }
+            world.snapshots.save(&exec, record.clone()).await?;
+            let from = req["from"].as_str().unwrap_or("?").to_owned();
+            world.book().snapshots_saved.push((exec, record, from));
+            Ok(Value::Null)
+        }
+        "snapLoad" => {
+            let exec = str_field(req, "exec")?;
+            let r = world.snapshots.load_latest(&exec).await?;
+            serde_json::to_value(r).map_err(|e| backend(e.to_string()))
+        }
+        "snapDelete" => {
+            let exec = str_field(req, "exec")?;
+            Ok(json!(world.snapshots.delete_execution(&exec).await?))
+        }
+        "dispatch" => {
+            let p: ExecutionPackage = field(req, "package")?;
+            Ok(json!(world.dispatcher.dispatch(p).await?.0))
+        }
+        "claim" => {
+            let worker = str_field(req, "worker")?;
+            let mut lease = world.dispatcher.claim(TARGET, &worker, now).await?;
+            if lease.is_none() && world.bug == Some(PlantedBug::SecondLiveLease) {
+                // A dispatcher that hands a package out again while its lease is live.
+                lease = world
+                    .book()
+                    .leases
+                    .values()
+                    .find(|l| l.worker_id != worker && l.deadline_ms > now)
+                    .map(|l| Lease {
+                        worker_id: worker.clone(),
+                        lease_id: l.lease_id + LEASE_ID_OFFSET,
+                        ..l.clone()
+                    });
+            }
+            if let Some(l) = &lease {
+                check_one_live_lease(world, l, now);
+            }
+            serde_json::to_value(lease).map_err(|e| backend(e.to_string()))
+        }
+        "complete" => {
+            let lease: Lease = field(req, "lease")?;
+            let done = world.dispatcher.complete(&lease).await;
+            let mut book = world.book();
+            if book
+                .leases
+                .get(&lease.package.execution_id)
+                .is_some_and(|l| l.lease_id == lease.lease_id)
+            {
+                book.leases.remove(&lease.package.execution_id);
+            }
+            drop(book);
+            done?;
+            Ok(Value::Null)
+        }
+        _ => Err(StoreError::new(
+            StoreErrorKind::InvalidArgument,
+            format!("unknown op `{op}`"),
+        )),
+    }
+}
+
+/// PLACE-02: at most one live lease per execution at any instant. The lease `fresh`
+/// was just handed out at `now`; the previous one must have expired or completed.
+fn check_one_live_lease(world: &World, fresh: &Lease, now: i64) {
+    let exec = fresh.package.execution_id.clone();
+    let mut book = world.book();
+    let taken_over = book
+        .leases
+        .get(&exec)
+        .is_some_and(|l| l.deadline_ms <= now && l.worker_id != fresh.worker_id);
+    if taken_over {
+        // Coverage: an expired, uncompleted lease taken over by another worker (the
+        // first holder may still be running: two recoverers race).
+        book.lease_takeovers += 1;
+    }
+    if let Some(live) = book.leases.get(&exec) {
+        if live.deadline_ms > now && live.lease_id != fresh.lease_id {
+            let message = format!(
+                "{} was handed a lease on the execution while {}'s lease {} was live until {} ms (now {} ms)",
+                fresh.worker_id,
+                live.worker_id,
+                live.lease_id,
+                live.deadline_ms - EPOCH_MS,
+                now - EPOCH_MS
+            );
+            book.violations.push(Violation {
+                rule: "PLACE-02".into(),
+                message,
+                execution_id: Some(exec.clone()),
+                event_index: None,
+            });
+        }
+    }
+    book.leases.insert(exec, fresh.clone());
+}
+
+async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
+    let exec = str_field(req, "exec")?;
+    let expected_next: u64 = field(req, "expectedNext")?;
+    let presented: Option<u64> = field(req, "fence")?;
+    let raw: Vec<Value> = field(req, "events")?;
+    let mut events: Vec<EventEnvelope> = Vec::with_capacity(raw.len());
+    for (i, v) in raw.iter().enumerate() {
+        events.push(
+            EventEnvelope::from_value(v, i)
+                .map_err(|e| StoreError::new(StoreErrorKind::InvalidArgument, e.to_string()))?,
+        );
+    }
+    if world.bug == Some(PlantedBug::StaleReadsBlindAppends) {
+        // The planted bug's append half: a writer's stale `expected_next` is not
+        // refused; its events are renumbered onto the real head.
+        let head = world
+            .events()
+            .read(&exec)
+            .await?
+            .last()
+            .map_or(0, |e| e.sequence + 1);
+        if expected_next < head {
+            for (i, e) in events.iter_mut().enumerate() {
+                e.sequence = head + i as u64;
+                e.id = format!("{exec}:{}", e.sequence);
+            }
+            return blind_append(world, &exec, head, events, presented).await;
+        }
+    }
+    if world.bug == Some(PlantedBug::NonAtomicFenceCheck) {
+        // The planted bug's shape: check the fence, do other work (a round trip to a
+        // replica, a slow index update), then write without checking it again. A
+        // fence taken in between lets the old holder's write land.
+        let checked = world.book().fences.get(&exec).copied().unwrap_or(0);
+        if checked > 0 && presented != Some(checked) {
+            return Err(StoreError::new(
+                StoreErrorKind::Fenced {
+                    presented,
+                    current: checked,
+                },
+                "fenced",
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(FENCE_CHECK_GAP_MS)).await;
+    }
+    if world.bug == Some(PlantedBug::WrongGateAnswerStored) {
+        // A store that mangles what it stores for a resume (a column mix-up): the
+        // client's answer `k` is stored as `k + 1`.
+        for e in &mut events {
+            if e.event_type.starts_with(GATE_PREFIX) {
+                if let Some(k) = e.payload.get_mut("k") {
+                    *k = json!(k.as_u64().map_or(0, |x| x + 1));
+                }
+            }
+        }
+    }
+    let current = world.book().fences.get(&exec).copied().unwrap_or(0);
+    // Planted bugs that do not check fences at the write forward the current token
+    // whatever the caller presented.
+    let forwarded = match world.bug {
+        Some(PlantedBug::StoreIgnoresFence | PlantedBug::NonAtomicFenceCheck) if current > 0 => {
+            Some(current)
+        }
+        _ => presented,
+    };
+    let now = STORE_TIME.now_ms();
+    // The firing host's clock at the moment the store takes the append: a timer is due
+    // on the clock of the host that fires it (REPLAY-11: the wake time is in the log,
+    // the host's clock decides when it is reached).
+    let firer_now = now.saturating_add(world.skew_of(req["from"].as_str().unwrap_or("")));
+    let park_wake = if events.iter().any(|e| e.event_type == "TIMER_FIRED") {
+        let log = world.events().read(&exec).await.unwrap_or_default();
+        loom_kernel::fold(&log)
+            .suspended_on()
+            .and_then(|p| p.get("wakeAt").and_then(Value::as_i64))
+    } else {
+        None
+    };
+    let stored: Vec<(u64, String, Value)> = events
+        .iter()
+        .map(|e| (e.sequence, e.event_type.clone(), e.to_value()))
+        .collect();
+    let ack: AppendAck = world
+        .events()
+        .append(&exec, expected_next, events, forwarded.map(FenceToken))
+        .await?;
+    if current > 0 && presented != Some(current) {
+        world.violate(Violation {
+            rule: "PLACE-05".into(),
+            message: format!(
+                "an append presenting fence {presented:?} landed while fence {current} was current"
+            ),
+            execution_id: Some(exec.clone()),
+            event_index: Some(ack.first_sequence),
+        });
+    }
+    {
+        let mut book = world.book();
+        for (seq, kind, envelope) in stored {
+            if kind == "TIMER_FIRED" {
+                book.timer_fires += 1;
+                // REPLAY-10: a timer fires at its wakeAt, never before, on the clock of
+                // the host that fires it. With no skew that is store time; a host ahead
+                // of the store fires up to its offset early in store time, never more.
+                if park_wake.is_some_and(|w| now < w && firer_now >= w) {
+                    book.skew_early_fires += 1;
+                }
+                if let Some(wake) = park_wake.filter(|w| firer_now < *w) {
+                    book.violations.push(Violation {
+                        rule: "REPLAY-10".into(),
+                        message: format!(
+                            "TIMER_FIRED landed at {} ms store time ({} ms on the firing host's clock), {} ms before the park's wakeAt ({} ms)",
+                            now - EPOCH_MS,
+                            firer_now - EPOCH_MS,
+                            wake - firer_now,
+                            wake - EPOCH_MS
+                        ),
+                        execution_id: Some(exec.clone()),
+                        event_index: Some(seq),
+                    });
+                }
+            }
+            // SPI-23: a store acknowledges each sequence once; a second acknowledgement
+            // at a sequence means the first event there was lost (and the later map
+            // entry would otherwise hide the loss from the final check).
+            if let Some(first) = book.acked.insert((exec.clone(), seq), envelope) {
+                let kind = first["eventType"].as_str().unwrap_or("?").to_owned();
+                book.violations.push(Violation {
+                    rule: "SPI-23".into(),
+                    message: format!(
+                        "the store acknowledged sequence {seq} a second time; the `{kind}` it acknowledged there first was lost"
+                    ),
+                    execution_id: Some(exec.clone()),
+                    event_index: Some(seq),
+                });
+            }
+        }
+        book.unsynced.insert(exec.clone(), ack.first_sequence);
+    }
+    // SPI-23, checked at every append: the stored log is 0..n without gaps.
+    let log = world.events().read(&exec).await?;
+    if let Some((i, e)) = log
+        .iter()
+        .enumerate()
+        .find(|(i, e)| e.sequence != *i as u64)
+    {
+        world.violate(Violation {
+            rule: "SPI-23".into(),
+            message: format!("event {i} has sequence {}", e.sequence),
+            execution_id: Some(exec.clone()),
+            event_index: Some(i as u64),
+        });
+    }
+    serde_json::to_value(ack).map_err(|e| backend(e.to_string()))
+}
+
+async fn blind_append(
+    world: &World,
+    exec: &str,
+    head: u64,
+    events: Vec<EventEnvelope>,
+    presented: Option<u64>,
+) -> Result<Value, StoreError> {
+    let ack = world
+        .events()
+        .append(exec, head, events, presented.map(FenceToken))
+        .await?;
+    serde_json::to_value(ack).map_err(|e| backend(e.to_string()))
+}
