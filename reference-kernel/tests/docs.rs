@@ -53,3 +53,46 @@ fn envelope_schema_accepts_what_the_decoder_writes() {
         assert!(validator.is_valid(&v), "{v}");
     }
 }
+
+/// docs/flow-scripts.md and decision 0002 say what `flowHash` hashes, and the runtime
+/// does that: the whole script, except an empty `resumeSchemas` map, which hashes as
+/// absent (INGRESS-23: the same flow with and without an empty map records identical
+/// logs); a map with an entry is hashed.
+#[test]
+fn ingress_23_the_flow_hash_docs_match_the_code() {
+    use loom_kernel::runtime::flow_hash;
+    use loom_kernel::runtime::script::FlowScript;
+    use loom_kernel::versions::KernelFeatures;
+    let features = KernelFeatures::default();
+    let body = serde_json::json!([{"op": "suspend", "on": "approve"}]);
+    let hash = |extra: Option<Value>| {
+        let mut v = serde_json::json!({"flowId": "f", "body": body});
+        if let Some(x) = extra {
+            v["resumeSchemas"] = x;
+        }
+        flow_hash(&FlowScript::parse(&v, &features).unwrap(), &features)
+    };
+    let without = hash(None);
+    assert_eq!(
+        hash(Some(serde_json::json!({}))),
+        without,
+        "an empty map hashes as absent"
+    );
+    assert_ne!(
+        hash(Some(serde_json::json!({"approve": {"type": "object"}}))),
+        without,
+        "a map with an entry is part of the hash"
+    );
+    for doc in [
+        "docs/flow-scripts.md",
+        "docs/decisions/0002-canonical-json.md",
+    ] {
+        let text = read(doc).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            text.contains("an empty `resumeSchemas` map")
+                && text.contains("as if it were absent")
+                && text.contains("INGRESS-23"),
+            "{doc} does not say that an empty resumeSchemas map is hashed as absent"
+        );
+    }
+}

@@ -972,6 +972,38 @@ fn fold_42_release_needs_exactly_one_of_operator_and_auto() {
 }
 
 #[test]
+fn fold_41_release_with_nothing_held_leaves_the_state_unchanged() {
+    // GAP-12 (decision 0001): an INBOX_RELEASED the fold ignores changes nothing, not
+    // `_quarantined` either: folding as 1.25 and 1.26 once created an empty map here.
+    let base = vec![started(), step_started("a")];
+    let releases = [
+        json!({"topic": "t", "operator": "alice", "deliver": true}),
+        json!({"topic": "t", "operator": "alice"}),
+        json!({"topic": "t", "auto": true, "deliver": true}),
+    ];
+    for payload in releases {
+        for held_elsewhere in [false, true] {
+            let mut before = base.clone();
+            if held_elsewhere {
+                before.push(quarantine("other", "m1"));
+            }
+            let mut after = before.clone();
+            after.push(ev("INBOX_RELEASED", payload.clone()).kernel());
+            for minor in [25, 26] {
+                let v = loom_kernel::fold::FoldVersion::from_minor(minor).unwrap();
+                let a = loom_kernel::fold::fold_as(v, &ExecutionState::new(), &log(before.clone()));
+                let b = loom_kernel::fold::fold_as(v, &ExecutionState::new(), &log(after.clone()));
+                assert_eq!(
+                    canon(&a),
+                    canon(&b),
+                    "1.{minor}: {payload} with nothing held on `t` (other topic held: {held_elsewhere})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn fold_43_quarantine_shape_and_total_cap() {
     use loom_kernel::limits::QUARANTINED_ENTRIES_MAX;
     let mut events = vec![started()];

@@ -9,6 +9,7 @@
 //! generator's output is byte-identical run to run whatever serde_json features the
 //! workspace unifies.
 
+use crate::basis::{Alternative, Basis};
 use loom_kernel::canonical::{utf16_cmp, write_number, write_string};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -16,8 +17,9 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 /// The version of this vector format (`VERSION.json` `schemaVersion`). Version 2 added
-/// the optional `rawInput` (the exact wire text of a request's `params`).
-pub const FORMAT_VERSION: u32 = 2;
+/// the optional `rawInput` (the exact wire text of a request's `params`); version 3 the
+/// required `basis` and the optional `alternatives` ([`crate::basis`]).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// What a vector exercises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -123,6 +125,13 @@ pub struct Vector {
     pub raw_input: Option<String>,
     /// The expected answer (its shape depends on `kind`).
     pub expected: Value,
+    /// Whether the spec's text determines `expected`, or which of this reference's
+    /// resolutions of open points it rests on.
+    pub basis: Basis,
+    /// Other answers the spec's text allows (another reading of an open point); any of
+    /// them passes for a kernel that does not claim the reference's resolution of it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Alternative>,
 }
 
 /// A malformed vector: the file (or source), the JSON path and what is wrong.
@@ -377,8 +386,17 @@ pub struct RuntimeInput {
     pub steps: Vec<Value>,
 }
 
-/// Checks that `input` and `expected` have the shape `kind` requires.
+/// Checks that `input` and `expected` (and every alternative's answer) have the shape
+/// `kind` requires.
 pub fn check_body(v: &Vector, source: &str) -> Result<(), VectorError> {
+    for (i, a) in v.alternatives.iter().enumerate() {
+        check_expected(
+            v.kind,
+            &a.expected,
+            source,
+            &format!("alternatives[{i}].expected"),
+        )?;
+    }
     match v.kind {
         Kind::Fold => {
             decode::<FoldInput>(&v.input, source, "input")?;
@@ -406,6 +424,14 @@ pub fn check_body(v: &Vector, source: &str) -> Result<(), VectorError> {
         }
     }
     Ok(())
+}
+
+fn check_expected(kind: Kind, expected: &Value, source: &str, at: &str) -> Result<(), VectorError> {
+    match kind {
+        Kind::Fold => decode::<FoldExpected>(expected, source, at).map(|_| ()),
+        Kind::Normalize => decode::<NormalizeExpected>(expected, source, at).map(|_| ()),
+        _ => object(expected, source, &format!("$.{at}")),
+    }
 }
 
 fn object(v: &Value, source: &str, path: &str) -> Result<(), VectorError> {
@@ -536,7 +562,59 @@ impl Vector {
         if let Some(raw) = &self.raw_input {
             check_raw_input(self.kind, raw, &self.input).map_err(|m| bad("$.rawInput", m))?;
         }
+        self.basis
+            .check()
+            .map_err(|(at, m)| bad(&format!("$.basis{at}"), m))?;
+        self.check_alternatives()
+            .map_err(|(at, m)| bad(&format!("$.alternatives{at}"), m))?;
         check_body(self, source)
+    }
+
+    /// Each alternative names a reading once, takes at least one open point
+    /// differently, and gives an answer that is neither `expected` nor another
+    /// alternative's; what it rests on has the shape of a basis.
+    fn check_alternatives(&self) -> Result<(), (String, String)> {
+        let mut answers = vec![loom_kernel::canonical_string(&self.expected)];
+        let mut readings = std::collections::BTreeSet::new();
+        for (i, a) in self.alternatives.iter().enumerate() {
+            if a.reading.is_empty() || !readings.insert(a.reading.as_str()) {
+                return Err((
+                    format!("[{i}].reading"),
+                    format!("`{}`: a reading is named once, and not empty", a.reading),
+                ));
+            }
+            if a.gaps.is_empty() {
+                return Err((
+                    format!("[{i}].gaps"),
+                    "an alternative takes at least one open point (GAP id) differently".into(),
+                ));
+            }
+            if let Some(g) = a
+                .gaps
+                .iter()
+                .find(|g| crate::basis::decision_for(g).is_none())
+            {
+                return Err((
+                    format!("[{i}].gaps"),
+                    format!("`{g}` is not an open point this reference resolves"),
+                ));
+            }
+            if a.description.trim().is_empty() {
+                return Err((format!("[{i}].description"), "must not be empty".into()));
+            }
+            let text = loom_kernel::canonical_string(&a.expected);
+            if answers.contains(&text) {
+                return Err((
+                    format!("[{i}].expected"),
+                    "the same answer as `expected` or an earlier alternative".into(),
+                ));
+            }
+            answers.push(text);
+            Basis::from_resolutions(a.resolutions.clone())
+                .check()
+                .map_err(|(at, m)| (format!("[{i}]{at}"), m))?;
+        }
+        Ok(())
     }
 
     /// The vector as a JSON value.

@@ -7,8 +7,10 @@
 //! equivalence fails, or a normalize vector whose restore diverges from the full fold
 //! without a documented exception, is a generator error (a kernel bug), not a vector.
 
+use crate::basis::{Alternative, Basis, Resolution};
 use crate::format::{Exception, Kind, Vector};
 use crate::protocol::Answer;
+use crate::readings::{differing_pointers, widen_for, Reading, ReadingSet};
 use crate::reference::ReferenceKernel;
 use crate::runner::{strip_message, KernelClient};
 use crate::set::{version_file, VersionFile};
@@ -16,6 +18,9 @@ use loom_kernel::{canonical_string, EVENT_SCHEMA_VERSION};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
+
+/// The most basis errors one generator run lists.
+pub const BASIS_ERRORS_SHOWN_MAX: usize = 400;
 
 /// A vector before its expected answer is known.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +45,17 @@ pub struct Scenario {
     pub full_log: Option<Vec<Value>>,
     /// The exact wire text of the first request's params (the vector's `rawInput`).
     pub raw_input: Option<String>,
+    /// What the expected answer rests on, as reviewed against the spec: `Some(vec![])`
+    /// when the spec's text determines it ([`Scenario::spec`]), the GAP ids of the open
+    /// points it rests on otherwise ([`Scenario::rests_on`]). `None` (not stated) is a
+    /// generator error: there is no default.
+    pub basis: Option<Vec<String>>,
+    /// Open points whose other readings' answers the vector accepts as alternatives
+    /// ([`Scenario::accepts`]): the spec's text plainly allows each reading.
+    pub accepts: Vec<String>,
+    /// Scenarios that state one basis together (the vectors derived from one fold
+    /// case): a stated open point must be changed by a reading in at least one of them.
+    pub group: Option<String>,
 }
 
 impl Scenario {
@@ -62,7 +78,51 @@ impl Scenario {
             every_k: kind == Kind::Fold,
             full_log: None,
             raw_input: None,
+            basis: None,
+            accepts: Vec::new(),
+            group: None,
         }
+    }
+
+    /// States the open points `rule` finds in the scenario (one of the rules in
+    /// [`crate::scenarios`], each reasoned from the spec), on top of what is stated.
+    pub fn rests_by(self, rule: fn(&Scenario) -> Vec<&'static str>) -> Scenario {
+        let points = rule(&self);
+        self.rests_on(&points)
+    }
+
+    /// Puts the scenario in a group that states one basis together.
+    pub fn in_group(mut self, group: &str) -> Scenario {
+        self.group = Some(group.to_owned());
+        self
+    }
+
+    /// States that the spec's text allows the other readings of `gaps` here (a key
+    /// dropped or the event refused; absent or `null`), so the vector accepts each
+    /// reading's answer ([`crate::readings::Reading::accepted`]) as an alternative.
+    pub fn accepts(mut self, gaps: &[&str]) -> Scenario {
+        self.accepts.extend(gaps.iter().map(|g| (*g).to_owned()));
+        self.accepts.sort();
+        self.accepts.dedup();
+        self
+    }
+
+    /// States that the spec's text determines the expected answer (the rules the
+    /// scenario cites are the citation).
+    pub fn spec(mut self) -> Scenario {
+        self.basis = Some(self.basis.unwrap_or_default());
+        self
+    }
+
+    /// States that the expected answer rests on this reference's resolution of the
+    /// open points `gaps` (GAP ids, each with a decision record). Calls add up.
+    pub fn rests_on(mut self, gaps: &[&str]) -> Scenario {
+        let mut all = self.basis.unwrap_or_default();
+        all.extend(gaps.iter().map(|g| (*g).to_owned()));
+        all.sort();
+        all.dedup();
+        self.basis = Some(all);
+        self
     }
 
     /// A scenario whose input is raw wire text: `input` is what the reference kernel's
@@ -116,13 +176,25 @@ fn answer(a: Answer, method: &str) -> Result<Value, String> {
 
 /// Computes a scenario's expected answer with the reference kernel.
 pub fn expected_for(s: &Scenario) -> Result<(Value, Option<Exception>), String> {
-    let kernel = ReferenceKernel::default();
+    expected_with(&ReferenceKernel::default(), s, true)
+}
+
+/// Computes a scenario's answer with `kernel` (the reference, or the reference with
+/// other readings). With `strict` (the reference), what the vector pins is checked on
+/// the kernel too: a fold vector's every-k equivalence, a normalize vector's restore
+/// against the full fold.
+pub fn expected_with(
+    kernel: &ReferenceKernel,
+    s: &Scenario,
+    strict: bool,
+) -> Result<(Value, Option<Exception>), String> {
+    let kernel = *kernel;
     let id = &s.id;
     match s.kind {
         Kind::Fold => {
             let state = call_input(&kernel, s)?["state"].clone();
             let expected = json!({"state": state, "everyK": s.every_k});
-            if s.every_k {
+            if s.every_k && strict {
                 // Self-check: the reference must satisfy what the vector pins.
                 let v = Vector {
                     id: id.clone(),
@@ -134,8 +206,10 @@ pub fn expected_for(s: &Scenario) -> Result<(Value, Option<Exception>), String> 
                     input: s.input.clone(),
                     raw_input: s.raw_input.clone(),
                     expected: expected.clone(),
+                    basis: Basis::spec(),
+                    alternatives: Vec::new(),
                 };
-                let mut client = crate::runner::InProcessKernel::default();
+                let mut client = crate::runner::InProcessKernel { kernel };
                 let claims =
                     crate::runner::Claims::from_hello(client.hello().map_err(|e| e.to_string())?);
                 let r = crate::runner::run_vector(&mut client, &claims, &v);
@@ -165,6 +239,13 @@ pub fn expected_for(s: &Scenario) -> Result<(Value, Option<Exception>), String> 
                 .ok_or_else(|| format!("{id}: a normalize scenario needs its full log"))?;
             let full = call(&kernel, "fold", &json!({"events": full_log}))?["state"].clone();
             let equal = canonical_string(&full) == canonical_string(&restored);
+            if !strict {
+                let mut expected = json!({"normalized": normalized, "restored": restored, "equalsFullFold": equal});
+                if !equal {
+                    expected["fullFold"] = full;
+                }
+                return Ok((expected, s.exception.clone()));
+            }
             if !equal && s.exception.is_none() {
                 return Err(format!("{id}: restore differs from the full fold without a documented exception:\n  full     {}\n  restored {}", canonical_string(&full), canonical_string(&restored)));
             }
@@ -190,17 +271,194 @@ pub fn expected_for(s: &Scenario) -> Result<(Value, Option<Exception>), String> 
     }
 }
 
+/// The basis and alternatives of a scenario whose expected answer is `expected`: the
+/// open points it states (a scenario that states none is an error: every expectation
+/// says what it rests on), checked against the modelled other readings
+/// ([`crate::readings`]). A reading that changes the answer must be stated, either as
+/// a resolution the answer rests on (its differing JSON pointers become the
+/// resolution's `paths`) or, for a reading the spec plainly allows, as an accepted
+/// alternative. A point no reading models for this kind decides the whole answer.
+/// Also returns the open points some reading changed (the generator checks each stated,
+/// modelled point is changed somewhere in the scenario's group).
+pub fn basis_for(
+    s: &Scenario,
+    expected: &Value,
+) -> Result<(Basis, Vec<Alternative>, BTreeSet<String>), String> {
+    let gaps = s.basis.as_ref().ok_or_else(|| {
+        format!(
+            "scenario `{}` states no basis: call .spec() when the spec's text determines its answer, or .rests_on(&[\"GAP-…\"]) (docs/vectors.md, Basis)",
+            s.id
+        )
+    })?;
+    for gap in gaps.iter().chain(&s.accepts) {
+        if crate::basis::decision_for(gap).is_none() {
+            return Err(format!(
+                "scenario `{}` names {gap}, which no decision record of this reference resolves",
+                s.id
+            ));
+        }
+        if gaps.contains(gap) && s.accepts.contains(gap) {
+            return Err(format!(
+                "scenario `{}` both rests on {gap} and accepts its other readings",
+                s.id
+            ));
+        }
+    }
+    let mut resolutions: Vec<Resolution> = Vec::new();
+    let mut alternatives: Vec<Alternative> = Vec::new();
+    let mut changed: BTreeSet<&str> = BTreeSet::new();
+    let judged = |v: &Value| crate::basis::judged_part(s.kind, v);
+    let want = canonical_string(&judged(expected));
+    let text = format!(
+        "{}{}",
+        canonical_string(&s.input),
+        s.raw_input.as_deref().unwrap_or("")
+    );
+    for r in Reading::ALL
+        .iter()
+        .copied()
+        .filter(|r| r.kinds().contains(&s.kind) && r.may_change(&text))
+    {
+        let other = answer_under(s, ReadingSet::one(r))?;
+        if canonical_string(&judged(&other)) == want {
+            continue;
+        }
+        changed.insert(r.gap());
+        if r.accepted() {
+            if !s.accepts.iter().any(|g| g == r.gap()) {
+                return Err(format!(
+                    "scenario `{}`: the other reading {} ({}) changes its answer; the spec allows it, so state .accepts(&[\"{}\"])",
+                    s.id,
+                    r.as_str(),
+                    r.gap(),
+                    r.gap()
+                ));
+            }
+            let mut own = Vec::new();
+            for r2 in Reading::ALL.iter().copied() {
+                if r2.gap() == r.gap() || !r2.kinds().contains(&s.kind) {
+                    continue;
+                }
+                let both = answer_under(s, ReadingSet::one(r).with(r2))?;
+                if canonical_string(&judged(&both)) != canonical_string(&judged(&other)) {
+                    own.push(Resolution::new(
+                        r2.gap(),
+                        differing_pointers(&judged(&other), &judged(&both), widen_for(r2, s.kind)),
+                    ));
+                }
+            }
+            alternatives.push(Alternative {
+                reading: r.as_str().to_owned(),
+                gaps: vec![r.gap().to_owned()],
+                description: r.description().to_owned(),
+                expected: other,
+                resolutions: Basis::from_resolutions(own).resolutions,
+            });
+        } else {
+            if !gaps.iter().any(|g| g == r.gap()) {
+                return Err(format!(
+                    "scenario `{}`: the other reading {} ({}) changes its answer, so it rests on {}: state .rests_on(&[\"{}\"]) (and check it against the spec)",
+                    s.id,
+                    r.as_str(),
+                    r.gap(),
+                    r.gap(),
+                    r.gap()
+                ));
+            }
+            resolutions.push(Resolution::new(
+                r.gap(),
+                differing_pointers(&judged(expected), &judged(&other), widen_for(r, s.kind)),
+            ));
+        }
+    }
+    for gap in gaps {
+        if !Reading::modelled_for(gap, s.kind) {
+            resolutions.push(Resolution::new(gap, vec![String::new()]));
+        }
+    }
+    alternatives.sort_by(|a, b| a.reading.cmp(&b.reading));
+    let changed = changed.into_iter().map(str::to_owned).collect();
+    Ok((Basis::from_resolutions(resolutions), alternatives, changed))
+}
+
+/// Every open point a group of scenarios states must be changed by one of its
+/// modelled readings in at least one scenario of the group, or be modelled for none of
+/// their kinds (then it is stated by review alone and decides the whole answer).
+fn check_stated_points(
+    group: &str,
+    members: &[(&Scenario, BTreeSet<String>)],
+) -> Result<(), String> {
+    let Some((first, _)) = members.first() else {
+        return Ok(());
+    };
+    let stated: Vec<&String> = first.basis.iter().flatten().chain(&first.accepts).collect();
+    for gap in stated {
+        let modelled = members
+            .iter()
+            .any(|(s, _)| Reading::modelled_for(gap, s.kind));
+        let changed = members.iter().any(|(_, c)| c.contains(gap.as_str()));
+        if modelled && !changed {
+            return Err(format!(
+                "`{group}` states {gap}, but no modelled other reading of {gap} changes its answer: drop it, or model the reading that does"
+            ));
+        }
+        if !modelled && first.accepts.contains(gap) {
+            return Err(format!(
+                "`{group}` accepts the other readings of {gap}, but none is modelled for its vectors"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A scenario's answer from the reference with the readings `set`.
+fn answer_under(s: &Scenario, set: ReadingSet) -> Result<Value, String> {
+    expected_with(&ReferenceKernel::with_readings(set), s, false)
+        .map(|(v, _)| v)
+        .map_err(|e| format!("{} (under the readings {:?})", e, set.gaps()))
+}
+
 /// Builds every vector from every scenario, sorted by id. Fails on a duplicate id, a
 /// malformed vector, or a self-check the reference kernel does not pass.
 pub fn generate_all() -> Result<Vec<Vector>, String> {
     let scenarios = crate::scenarios::all();
     let mut seen = BTreeSet::new();
     let mut out = Vec::with_capacity(scenarios.len());
-    for s in scenarios {
+    let mut groups: std::collections::BTreeMap<String, Vec<(&Scenario, BTreeSet<String>)>> =
+        std::collections::BTreeMap::new();
+    let mut built = Vec::with_capacity(scenarios.len());
+    // Basis errors are gathered so one run names every scenario to state.
+    let mut errors: Vec<String> = Vec::new();
+    for s in &scenarios {
         if !seen.insert(s.id.clone()) {
             return Err(format!("scenario id `{}` is defined twice", s.id));
         }
-        let (expected, exception) = expected_for(&s)?;
+        let (expected, exception) = expected_for(s)?;
+        let (basis, alternatives, changed) = match basis_for(s, &expected) {
+            Ok(b) => b,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        let group = s.group.clone().unwrap_or_else(|| s.id.clone());
+        groups.entry(group).or_default().push((s, changed));
+        built.push((s.clone(), expected, exception, basis, alternatives));
+    }
+    for (group, members) in &groups {
+        if let Err(e) = check_stated_points(group, members) {
+            errors.push(e);
+        }
+    }
+    if !errors.is_empty() {
+        let n = errors.len();
+        errors.truncate(BASIS_ERRORS_SHOWN_MAX);
+        return Err(format!(
+            "{n} scenario(s) state a basis the readings contradict:\n{}",
+            errors.join("\n")
+        ));
+    }
+    for (s, expected, exception, basis, alternatives) in built {
         let v = Vector {
             id: s.id,
             kind: s.kind,
@@ -211,6 +469,8 @@ pub fn generate_all() -> Result<Vec<Vector>, String> {
             input: s.input,
             raw_input: s.raw_input,
             expected,
+            basis,
+            alternatives,
         };
         v.check("generator").map_err(|e| e.to_string())?;
         out.push(v);

@@ -33,6 +33,7 @@
 //! the simulator.
 #![deny(missing_docs)]
 
+pub mod basis;
 pub mod client;
 pub mod expected_failures;
 pub mod format;
@@ -41,6 +42,7 @@ pub mod generate;
 pub mod golden;
 pub mod limits;
 pub mod protocol;
+pub mod readings;
 pub mod reference;
 pub mod replay;
 pub mod runner;

@@ -10,6 +10,7 @@ use crate::format::{
     decode, DigestInput, EmitInput, FoldInput, IngressInput, SnapshotInput, Verdict,
 };
 use crate::protocol::{Answer, METHODS, PROTOCOL_VERSION};
+use crate::readings::ReadingSet;
 use crate::wrong::Bug;
 use loom_kernel::digest::{
     emit_digest, emit_digest_input, fnv1a64_hex, fnv1a_flow_hash, sha256_flow_hash,
@@ -27,11 +28,17 @@ use std::collections::BTreeMap;
 /// The implementation name the reference kernel gives in `hello`.
 pub const REFERENCE_NAME: &str = "loom-reference-kernel";
 
-/// The reference kernel, optionally with one deliberate bug.
+/// The name a kernel with other readings of the open points gives in `hello`.
+pub const OTHER_READINGS_NAME: &str = "loom-other-readings-kernel";
+
+/// The reference kernel, optionally with one deliberate bug and with other readings of
+/// open points ([`crate::readings`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReferenceKernel {
     /// The deliberate bug, if any.
     pub bug: Option<Bug>,
+    /// The open points it takes the other way (none: the reference's resolutions).
+    pub readings: ReadingSet,
 }
 
 /// The vector kinds the reference kernel claims.
@@ -45,18 +52,38 @@ pub fn claimed_kinds() -> Vec<&'static str> {
 impl ReferenceKernel {
     /// The reference kernel with `bug`.
     pub fn with_bug(bug: Bug) -> ReferenceKernel {
-        ReferenceKernel { bug: Some(bug) }
+        ReferenceKernel {
+            bug: Some(bug),
+            readings: ReadingSet::NONE,
+        }
+    }
+
+    /// The reference kernel taking the open points in `readings` the other way.
+    pub fn with_readings(readings: ReadingSet) -> ReferenceKernel {
+        ReferenceKernel {
+            bug: None,
+            readings,
+        }
     }
 
     fn has(&self, bug: Bug) -> bool {
         self.bug == Some(bug)
     }
 
-    /// The `hello` result.
+    /// The `hello` result. The reference claims every resolution of its own
+    /// (`"resolutions": ["reference"]`); a kernel with other readings claims the ones
+    /// it still follows.
     pub fn hello(&self) -> Value {
-        let name = match self.bug {
-            None => REFERENCE_NAME.to_owned(),
-            Some(b) => format!("loom-wrong-kernel:{}", b.as_str()),
+        let name = match (self.bug, self.readings.is_empty()) {
+            (None, true) => REFERENCE_NAME.to_owned(),
+            (None, false) => OTHER_READINGS_NAME.to_owned(),
+            (Some(b), true) => format!("loom-wrong-kernel:{}", b.as_str()),
+            (Some(b), false) => format!("{OTHER_READINGS_NAME}:{}", b.as_str()),
+        };
+        let resolutions = if self.readings.is_empty() {
+            json!([crate::basis::REFERENCE_PROFILE])
+        } else {
+            json!(self.readings.claimed_resolutions())
         };
         json!({
             "name": name,
@@ -69,11 +96,30 @@ impl ReferenceKernel {
             // advertises them with every feature flag off.
             "kernelAbiVersion": loom_kernel::versions::KERNEL_ABI_VERSION,
             "syscalls": loom_kernel::versions::effective_syscalls(&Default::default()),
+            // Which of this reference's resolutions of open points it follows (docs/vectors.md, Basis).
+            "resolutions": resolutions,
         })
     }
 
     /// Answers one protocol method. Never panics on any params.
     pub fn handle(&self, method: &str, params: &Value) -> Answer {
+        if self.readings.is_empty() || method == "hello" {
+            return self.handle_plain(method, params);
+        }
+        let p = crate::readings::before_request(self.readings, method, params);
+        match self.handle_plain(method, &p) {
+            Answer::Result(v) => Answer::Result(crate::readings::after_answer(
+                self.readings,
+                self,
+                method,
+                &p,
+                v,
+            )),
+            other => other,
+        }
+    }
+
+    fn handle_plain(&self, method: &str, params: &Value) -> Answer {
         let out = match method {
             "hello" => Ok(self.hello()),
             "fold" => self.fold(params),
@@ -104,7 +150,7 @@ impl ReferenceKernel {
 
     fn run_scenario(&self, params: &Value) -> Answer {
         let answer = crate::scrub::run_scenario_method(params);
-        match (self.bug, answer) {
+        match (self.bug.or(self.readings.writer_bug()), answer) {
             (Some(bug), Answer::Result(v)) if crate::wrong::gate::is_runtime_bug(bug) => {
                 Answer::Result(crate::wrong::gate::run_scenario(bug, params, v))
             }
@@ -124,7 +170,10 @@ impl ReferenceKernel {
         let state = self.normalized(p.snapshot)?;
         let tail: Vec<EventEnvelope> = envelopes(&p.events)?
             .into_iter()
-            .filter(|e| crate::wrong::fold::folds_tail_event(self.bug, e.sequence, k))
+            .filter(|e| {
+                self.readings.folds_whole_tail()
+                    || crate::wrong::fold::folds_tail_event(self.bug, e.sequence, k)
+            })
             .collect();
         let state = self.fold_events(self.current(), state, tail);
         Ok(json!({ "state": self.state_out(&state) }))
@@ -164,6 +213,9 @@ impl ReferenceKernel {
         state: ExecutionState,
         events: Vec<EventEnvelope>,
     ) -> ExecutionState {
+        if self.readings.changes_fold() {
+            return crate::readings::fold_events(self.readings, self.bug, version, state, events);
+        }
         if let Some(bug) = self.bug.filter(|b| crate::wrong::fold::is_fold_bug(*b)) {
             return crate::wrong::fold::fold_events(bug, version, state, events);
         }
@@ -188,6 +240,7 @@ impl ReferenceKernel {
         if let Some(bug) = self
             .bug
             .filter(|b| crate::wrong::canonical::is_digest_bug(*b))
+            .or(self.readings.writer_bug())
         {
             return wrong_digest(bug, &d);
         }

@@ -19,10 +19,17 @@ fn generated_vector_index_is_reviewed() {
             (
                 v.id.clone(),
                 format!(
-                    "{:?} [{}] expected sha256:{}",
+                    "{:?} [{}] expected sha256:{} basis {}{}",
                     v.kind,
                     v.rules.join(","),
-                    &expected[..16]
+                    &expected[..16],
+                    v.basis.kind.as_str(),
+                    v.basis
+                        .resolutions
+                        .iter()
+                        .map(|r| format!(" {}{:?}", r.gap, r.paths))
+                        .chain(v.alternatives.iter().map(|a| format!(" or {}", a.reading)))
+                        .collect::<String>()
                 ),
             )
         })

@@ -129,23 +129,42 @@ fn scenario_families_are_derived_from_ids() {
     }
 }
 
-/// The counts table in docs/vectors.md is the committed set's.
+/// The counts table in docs/vectors.md is the committed set's: per kind, the vectors,
+/// how many are `spec` and `resolution`, and how many carry alternatives.
 #[test]
 fn docs_count_table_matches_the_set() {
     let docs =
         std::fs::read_to_string(vectors_dir().join("../docs/vectors.md")).expect("docs/vectors.md");
     let set = load_set(&default_cases_dir()).expect("the set loads");
     for kind in loom_vectors::Kind::ALL {
-        let n = set.vectors.iter().filter(|v| v.kind == kind).count();
+        let of_kind: Vec<_> = set.vectors.iter().filter(|v| v.kind == kind).collect();
+        let spec = of_kind
+            .iter()
+            .filter(|v| v.basis.kind == loom_vectors::basis::BasisKind::Spec)
+            .count();
+        let with_alternatives = of_kind
+            .iter()
+            .filter(|v| !v.alternatives.is_empty())
+            .count();
+        let want = [
+            of_kind.len().to_string(),
+            spec.to_string(),
+            (of_kind.len() - spec).to_string(),
+            with_alternatives.to_string(),
+        ];
         let row = docs
             .lines()
             .find(|l| l.starts_with(&format!("| {}", kind.as_str())))
             .unwrap_or_else(|| panic!("docs/vectors.md has no count row for {kind}"));
-        let cell = row.rsplit('|').nth(1).unwrap_or("").trim();
+        let cells: Vec<&str> = row
+            .split('|')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
         assert_eq!(
-            cell,
-            n.to_string(),
-            "docs/vectors.md count for {kind}: {row}"
+            cells[1..].to_vec(),
+            want.to_vec(),
+            "docs/vectors.md counts for {kind} (vectors, spec, resolution, with alternatives): {row}"
         );
     }
 }

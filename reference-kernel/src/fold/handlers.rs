@@ -774,6 +774,15 @@ fn inbox_released(state: &mut ExecutionState, payload: Value) -> Outcome {
         return invalid("`auto` release requires `deliver: true`");
     }
     let by = if operator { "operator" } else { "auto" };
+    // Look before touching: a release with nothing to release leaves the state as it
+    // was (GAP-12), `_quarantined` included, so no empty map is created here.
+    let held = matches!(
+        state.variables.get(keys::QUARANTINED).and_then(|q| q.get(&topic)),
+        Some(Value::Array(queue)) if !queue.is_empty()
+    );
+    if !held {
+        return invalid("nothing is held on this topic");
+    }
     let q = state.variables.object_mut(keys::QUARANTINED);
     let Some(Value::Array(queue)) = q.get_mut(&topic) else {
         return invalid("nothing is held on this topic");

@@ -767,6 +767,8 @@ fn vector_for(
         input: s.input,
         raw_input: s.raw_input,
         expected,
+        basis: crate::basis::Basis::spec(),
+        alternatives: Vec::new(),
     };
     vector.check("fuzz").ok()?;
     Some(vector)

@@ -14,6 +14,7 @@ fn d(id: &str, rules: &[&str], description: &str, input: Value) -> Scenario {
         input,
     )
     .since("1.19.0")
+    .rests_by(super::digest_points)
 }
 
 /// Every digest scenario.

@@ -31,7 +31,9 @@ fn e(
     if let Some(m) = meta {
         input["metadata"] = m;
     }
-    Scenario::new(Kind::Emit, format!("emit-{id}"), rules, description, input).since("1.21.0")
+    Scenario::new(Kind::Emit, format!("emit-{id}"), rules, description, input)
+        .since("1.21.0")
+        .rests_by(super::emit_points)
 }
 
 fn base() -> Vec<Ev> {
@@ -99,7 +101,7 @@ pub fn scenarios() -> Vec<Scenario> {
     for attempt in [1u64, 3] {
         out.push(Scenario::new(Kind::Emit, format!("emit-ingress30-effect-decision-rewritten-attempt{attempt}"), &["INGRESS-30"],
             "An effect's DECISION_RECORDED id is rewritten into effect:<stepId>#<attempt>:<id>.",
-            json!({"log": log(base()), "source": {"kind": "effect", "stepId": "s1", "attempt": attempt}, "eventType": "DECISION_RECORDED", "payload": {"id": "k", "choice": 1}})).since("1.21.0"));
+            json!({"log": log(base()), "source": {"kind": "effect", "stepId": "s1", "attempt": attempt}, "eventType": "DECISION_RECORDED", "payload": {"id": "k", "choice": 1}})).since("1.21.0").rests_by(super::emit_points));
     }
     let with_decision = vec![started(), decision("d", json!("x"))];
     out.push(e(

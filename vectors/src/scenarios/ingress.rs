@@ -19,6 +19,7 @@ struct I {
     schemas: Option<Value>,
     authn: Option<Value>,
     authz: Option<Value>,
+    rests: Vec<&'static str>,
 }
 
 fn i(
@@ -41,6 +42,7 @@ fn i(
         schemas: None,
         authn: None,
         authz: None,
+        rests: Vec::new(),
     }
 }
 
@@ -67,6 +69,11 @@ impl I {
     }
     fn allow(mut self) -> I {
         self.authz = Some(json!({"verdict": "allow"}));
+        self
+    }
+    /// States an open point the rules of [`super::ingress_points`] do not find.
+    fn rests_on(mut self, gaps: &[&'static str]) -> I {
+        self.rests.extend(gaps);
         self
     }
     fn deny(mut self) -> I {
@@ -102,6 +109,8 @@ impl I {
             input,
         )
         .since("1.21.0")
+        .rests_by(super::ingress_points)
+        .rests_on(&self.rests)
     }
 }
 
@@ -549,7 +558,9 @@ pub fn scenarios() -> Vec<Scenario> {
             "WRONG",
             json!(1),
         )
-        .deny(),
+        .deny()
+        // Which refusal wins when both the authorizer and the gate refuse (GAP-32).
+        .rests_on(&["GAP-32"]),
     );
     v.push(i("ingress26-renamed-event-refused", &["INGRESS-26", "INGRESS-03"], "Parked on A with a schema for A, a resume typed A2 with an invalid payload is refused by the gate.", parked("A"), "A2", json!({"amount": "bad"})).schemas(json!({"A": {"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"}}}})));
     // Legacy answers.

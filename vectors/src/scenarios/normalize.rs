@@ -84,7 +84,7 @@ fn scenario_for(
     .since("1.26.0");
     s.exception = exception;
     s.full_log = Some(values.to_vec());
-    s
+    case.state_basis(s)
 }
 
 /// Whether a fold of minor `writer` reads this log as the current fold does, up to the
@@ -188,7 +188,7 @@ fn extra() -> Vec<Scenario> {
     let mut s = Scenario::new(Kind::Normalize, "normalize-snap07-mixed-snapshot-keeps-legacy", &["SNAP-07", "SNAP-06"],
         "A mixed 1.23/1.24 snapshot: the legacy entry stays unstamped even when the tail repeats its id; the stamped one keeps its seq; a new id is stamped.",
         json!({"snapshot": {"schemaVersion": "1.24.0", "sequence": 2, "state": snapshot_state}, "tail": events[3..].to_vec()}))
-        .since("1.24.0");
+        .since("1.24.0").rests_on(&["GAP-24"]);
     s.exception = Some(Exception {
         rule: "SNAP-07".into(),
         note: "an entry that lost its seq never gets one back along the snapshot-plus-tail path"
@@ -209,7 +209,7 @@ fn extra() -> Vec<Scenario> {
     let mut s = Scenario::new(Kind::Normalize, "normalize-snap06-no-invented-seq", &["SNAP-06"],
         "Normalizing a 1.23 snapshot adds no seq to any _decisions entry.",
         json!({"snapshot": {"schemaVersion": "1.23.0", "sequence": 2, "state": prefix.to_value()}, "tail": events[3..].to_vec()}))
-        .since("1.24.0");
+        .since("1.24.0").spec();
     s.exception = Some(Exception {
         rule: "SNAP-06".into(),
         note: "legacy entries absorbed from a 1.23 snapshot have no seq".into(),
@@ -228,7 +228,7 @@ fn extra() -> Vec<Scenario> {
     let mut s = Scenario::new(Kind::Normalize, "normalize-snap12-migrated-input-restored", &["SNAP-12", "SNAP-01", "FOLD-14"],
         "A current snapshot taken after EXECUTION_MIGRATED restores the migrated _input.",
         json!({"snapshot": {"schemaVersion": "1.26.0", "sequence": 1, "state": prefix.to_value()}, "tail": events[2..].to_vec()}))
-        .since("1.15.0");
+        .since("1.15.0").spec();
     s.full_log = Some(events);
     out.push(s);
     // SNAP-03 with a parked failure: pre-1.21 failed status while parked → suspended + _failedWhileParked.
@@ -245,7 +245,7 @@ fn extra() -> Vec<Scenario> {
     let mut s = Scenario::new(Kind::Normalize, "normalize-snap03-parked-failure", &["SNAP-03", "FOLD-10"],
         "A 1.20 snapshot whose status is failed only because a sibling step failed while parked normalizes to suspended with _failedWhileParked.",
         json!({"snapshot": {"schemaVersion": "1.20.0", "sequence": 3, "state": prefix.to_value()}, "tail": events[4..].to_vec()}))
-        .since("1.21.0");
+        .since("1.21.0").spec();
     s.full_log = Some(events);
     out.push(s);
     out.extend(failed_without_error_from_1_21_on());
@@ -301,7 +301,9 @@ fn failed_without_error_from_1_21_on() -> Vec<Scenario> {
                     "tail": events[3..].to_vec(),
                 }),
             )
-            .since("1.21.0");
+            .since("1.21.0")
+            // A post-1.21 failure is a real one: the spec's own 1.21 text decides it.
+            .spec();
             s.full_log = Some(events.clone());
             out.push(s);
         }

@@ -35,6 +35,7 @@ fn rt(
         description,
         input,
     )
+    .rests_by(super::runtime_points)
 }
 
 fn start() -> Value {
@@ -180,7 +181,7 @@ pub fn scenarios() -> Vec<Scenario> {
         json!({"flowId": "f", "codeFingerprint": "v1", "body": [{"op": "complete"}]}),
         json!([start()]), false));
     v.push(Scenario::new(Kind::Runtime, "runtime-fold34-sha256-flow-hash", &["FOLD-34"], "With kernel.features.sha256FlowHash, a new start records a sha256: flowHash.",
-        json!({"flows": [{"flowId": "f", "body": [{"op": "complete"}]}], "features": ["sha256FlowHash"], "steps": [start()]})));
+        json!({"flows": [{"flowId": "f", "body": [{"op": "complete"}]}], "features": ["sha256FlowHash"], "steps": [start()]})).rests_by(super::runtime_points));
     v.push(rt("ingress14-runtime-parked-failure", &["INGRESS-14", "FOLD-10", "TYPED-15"], "A parallel sibling fails after the flow parked: a null resume is refused, a real answer accepted.",
         json!({"flowId": "f", "effects": {"s": {"outcomes": [{"error": "sibling failed", "ticks": 1}]}}, "body": [{"op": "parallel", "branches": [[suspend("g")], [{"op": "run", "stepId": "s", "catch": {"*": []}}]]}]}),
         json!([start(), resume("g", json!(null)), resume("g", json!({"ok": 1}))]), false));

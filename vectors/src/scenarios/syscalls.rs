@@ -65,6 +65,7 @@ impl R {
             self.description,
             input,
         )
+        .rests_by(super::runtime_points)
     }
 }
 

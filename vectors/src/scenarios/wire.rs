@@ -29,6 +29,13 @@ fn raw(
         text,
     )
     .since(since)
+    .rests_by(match kind {
+        Kind::Digest => super::digest_points,
+        Kind::Ingress => super::ingress_points,
+        Kind::Emit => super::emit_points,
+        Kind::Runtime => super::runtime_points,
+        _ => |_: &Scenario| Vec::new(),
+    })
 }
 
 /// The canonical-JSON texts: (id, what it pins, the `value` as raw JSON text).
@@ -184,7 +191,9 @@ fn fold() -> Vec<Scenario> {
         &format!(r#"{{"events":{}}}"#, events_text(&[started,
             ("DECISION_RECORDED", r#"{"choice":1,"id":"\uff61"}"#),
             ("DECISION_RECORDED", r#"{"id":"😀","choice":{"b":2,"a":1}}"#),
-            ("DECISION_RECORDED", r#"{"id":"\ud83d\ude00","choice":3,"context":{"z":1E1,"y":-0}}"#)]))));
+            ("DECISION_RECORDED", r#"{"id":"\ud83d\ude00","choice":3,"context":{"z":1E1,"y":-0}}"#)])))
+        // The repeated id's entry is rebuilt from the later record (GAP-24).
+        .rests_on(&["GAP-24"]));
     out.push(raw(Kind::Fold, "escaped-gate-resume", &["FOLD-15", "ABI-10", "FOLD-01"], "1.16.0",
         "A park and a resume whose payloads carry escapes and number spellings: the passthrough records the decoded values.",
         &format!(r#"{{"events":{}}}"#, events_text(&[started,
@@ -243,11 +252,15 @@ fn emit() -> Vec<Scenario> {
         "`1E15` is exactly the ceiling (accepted) and `1e-6` a small positive number.",
         r#"{"tokens":1E15,"costUsd":1e-6}"#,
     ));
-    out.push(metered(
-        "exponent-over-ceiling",
-        "`1.000000000000001E15` is over the 1e15 ceiling: refused.",
-        r#"{"tokens":1.000000000000001E15}"#,
-    ));
+    out.push(
+        metered(
+            "exponent-over-ceiling",
+            "`1.000000000000001E15` is over the 1e15 ceiling: refused.",
+            r#"{"tokens":1.000000000000001E15}"#,
+        )
+        // Over this ceiling, under another sanity ceiling (GAP-05).
+        .rests_on(&["GAP-05"]),
+    );
     out.push(metered(
         "integer-above-2-53",
         "9007199254740993 is over the ceiling: refused.",
@@ -259,7 +272,7 @@ fn emit() -> Vec<Scenario> {
         r#"{"custom":{"gpuSeconds":-0},"ms":-0E0}"#,
     ));
     out.push(metered("just-over-ceiling-spelled-out", "1000000000000001 (the ceiling plus one, written out) is refused; the ceiling is inclusive.",
-        r#"{"wallMs":1000000000000001}"#));
+        r#"{"wallMs":1000000000000001}"#).rests_on(&["GAP-05"]));
     // QUOTA_EXCEEDED.reason is bounded in UTF-16 code units (GAP-05): an escaped
     // surrogate pair is one character and two units.
     let max = loom_kernel::limits::QUOTA_REASON_UTF16_UNITS_MAX;
@@ -267,7 +280,9 @@ fn emit() -> Vec<Scenario> {
         let reason = "\\ud83d\\ude00".repeat(pairs);
         out.push(raw(Kind::Emit, &format!("quota-reason-astral-{id}"), &["INGRESS-29", "GAP-05"], "1.21.0",
             &format!("A QUOTA_EXCEEDED reason of {pairs} escaped surrogate pairs is {} UTF-16 units: the bound counts code units, not characters.", 2 * pairs),
-            &format!(r#"{{"source":{{"kind":"flow"}},"log":{log},"eventType":"QUOTA_EXCEEDED","payload":{{"reason":"{reason}","dimension":"tokens"}}}}"#)));
+            &format!(r#"{{"source":{{"kind":"flow"}},"log":{log},"eventType":"QUOTA_EXCEEDED","payload":{{"reason":"{reason}","dimension":"tokens"}}}}"#))
+            // At the bound in UTF-16 units but over it in UTF-8 bytes: the unit is GAP-05's.
+            .rests_on(if id == "at-bound" { &["GAP-05"] } else { &[] }));
     }
     out
 }

@@ -74,7 +74,7 @@ fn payload_obj(e: &mut EventEnvelope) -> Option<&mut Map<String, Value>> {
 }
 
 /// The event as the buggy kernel reads it (`None`: it skips the event).
-fn before_fold(bug: Bug, mut e: EventEnvelope) -> Option<EventEnvelope> {
+pub(crate) fn before_fold(bug: Bug, mut e: EventEnvelope) -> Option<EventEnvelope> {
     let ty = e.event_type.clone();
     match bug {
         Bug::DecisionContextDropped if ty == "DECISION_RECORDED" => {
@@ -158,7 +158,12 @@ fn bookkeep(state: &mut ExecutionState, e: &EventEnvelope) {
 }
 
 /// The line the buggy kernel has wrong, applied after the reference folded `e`.
-fn after_fold(bug: Bug, before: &ExecutionState, state: &mut ExecutionState, e: &EventEnvelope) {
+pub(crate) fn after_fold(
+    bug: Bug,
+    before: &ExecutionState,
+    state: &mut ExecutionState,
+    e: &EventEnvelope,
+) {
     let ty = e.event_type.as_str();
     let acted = state != before;
     let step = e.payload.get("stepId").and_then(Value::as_str);
