@@ -431,9 +431,12 @@ const HANDLERS = {
     const deliver = m.deliver === true;
     // FOLD-42: exactly one of operator / auto; auto only with deliver (GAP-17).
     if (operator === auto || (auto && !deliver)) return INERT;
-    const q = objectVar(state.variables, "_quarantined");
-    const queue = get(q, topic);
+    // Look before touching: a release with nothing to release leaves the state as it
+    // was, `_quarantined` included (GAP-12).
+    const held = state.variables._quarantined;
+    const queue = isObject(held) ? get(held, topic) : undefined;
     if (!Array.isArray(queue) || !isObject(queue[0]) || has(queue[0], "released")) return INERT;
+    const q = objectVar(state.variables, "_quarantined");
     const head = queue[0];
     if (typeof m.messageId === "string" && head.messageId !== m.messageId) return INERT;
     if (deliver) {
