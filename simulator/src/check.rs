@@ -9,6 +9,8 @@ use loom_kernel::spi::{EventStore, ManualClock};
 use loom_kernel::{fold, EventEnvelope, SnapshotRecord};
 use loom_report::{CaseResult, Failure};
 use loom_stores::memory::{MemoryEventStore, MemoryTimerStore};
+use loom_vectors::generate::{found_vector, Scenario as FoundScenario};
+use loom_vectors::Kind;
 use serde_json::{json, Value};
 
 use crate::config::PlantedBug;
@@ -88,18 +90,31 @@ pub fn snapshot_vector(seed: u64, exec: &str, log: &[EventEnvelope], k: u64) -> 
         .and_then(|s| serde_json::to_value(s).ok())
         .unwrap_or(Value::Null);
     let full = serde_json::to_value(fold(log)).unwrap_or(Value::Null);
-    json!({
-        "id": format!("normalize-sim-seed-{seed}-{}-k{k}", vector_id_part(exec)),
-        "kind": "normalize",
-        "rules": ["SNAP-01", "GAP-15"],
-        "since": loom_kernel::EVENT_SCHEMA_VERSION,
-        "description": format!("Found by the deploy simulator (seed {seed}, {exec}): the snapshot at sequence {k}, restored with the whole log as its tail, must fold only the events after it and give the full fold."),
-        "input": {
-            "snapshot": record,
-            "tail": log.iter().map(EventEnvelope::to_value).collect::<Vec<_>>(),
-        },
-        "expected": { "normalized": normalized, "restored": full, "equalsFullFold": true },
-    })
+    let tail: Vec<Value> = log.iter().map(EventEnvelope::to_value).collect();
+    let mut scenario = FoundScenario::new(
+        Kind::Normalize,
+        format!("normalize-sim-seed-{seed}-{}-k{k}", vector_id_part(exec)),
+        &["SNAP-01", "GAP-15"],
+        format!("Found by the deploy simulator (seed {seed}, {exec}): the snapshot at sequence {k}, restored with the whole log as its tail, must fold only the events after it and give the full fold."),
+        json!({ "snapshot": record, "tail": tail }),
+    )
+    .rests_on(&["GAP-15"]);
+    scenario.full_log = Some(tail);
+    let expected = json!({ "normalized": normalized, "restored": full, "equalsFullFold": true });
+    found(scenario, expected)
+}
+
+/// A found vector as its file's JSON, its basis measured against the other readings
+/// ([`loom_vectors::generate::found_vector`]). A vector whose basis cannot be measured
+/// is still kept, as JSON the loader refuses with the reason (never silently dropped).
+fn found(scenario: FoundScenario, expected: Value) -> Value {
+    let id = scenario.id.clone();
+    match found_vector(scenario, expected) {
+        Ok(v) => serde_json::to_value(v).unwrap_or(Value::Null),
+        Err(e) => {
+            json!({ "id": id, "error": format!("the basis of this vector could not be measured: {e}") })
+        }
+    }
 }
 
 /// An `ingress` vector (docs/vectors.md) for a resume the simulated runtime admitted:
@@ -127,24 +142,25 @@ pub fn ingress_vector(
     if let Some(m) = &request.metadata {
         req["metadata"] = json!(m);
     }
-    Some(json!({
-        "id": format!("ingress-sim-seed-{seed}-{}-{n}", vector_id_part(exec)),
-        "kind": "ingress",
-        "rules": ["INGRESS-03"],
-        "since": loom_kernel::EVENT_SCHEMA_VERSION,
-        "description": format!("Found by the deploy simulator (seed {seed}, {exec}): a `{}` resume the simulated runtime admitted; the gate must refuse it on this log.", request.event_type),
-        "input": {
+    let scenario = FoundScenario::new(
+        Kind::Ingress,
+        format!("ingress-sim-seed-{seed}-{}-{n}", vector_id_part(exec)),
+        &["INGRESS-03"],
+        format!("Found by the deploy simulator (seed {seed}, {exec}): a `{}` resume the simulated runtime admitted; the gate must refuse it on this log.", request.event_type),
+        json!({
             "log": log.iter().map(EventEnvelope::to_value).collect::<Vec<_>>(),
             "path": "resume",
             "request": req,
             "flow": {},
-        },
-        "expected": {
-            "outcome": "refused",
-            "error": refusal.name(),
-            "reason": refusal.reason().map(|r| r.as_str()),
-        },
-    }))
+        }),
+    )
+    .spec();
+    let expected = json!({
+        "outcome": "refused",
+        "error": refusal.name(),
+        "reason": refusal.reason().map(|r| r.as_str()),
+    });
+    Some(found(scenario, expected))
 }
 
 /// [`final_checks`] with the kernel's restore replaced by a planted bug's, if any.

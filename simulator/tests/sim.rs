@@ -866,6 +866,61 @@ fn ingress_03_ingress_15_replay_09_resume_faults_and_workload_kinds_are_exercise
     assert!(total.successor_starts > 0, "{total:?}");
 }
 
+/// A found vector states every open point its answer rests on (its basis is measured,
+/// `loom_vectors::generate::found_vector`): under any one modelled other reading, the
+/// answer differs only at JSON pointers its basis gives to that reading's GAP, or it
+/// equals an alternative the vector lists for that reading.
+fn assert_basis_covers_every_reading(v: &loom_vectors::Vector) {
+    use loom_vectors::basis::{answer_of, covers, judged_part};
+    use loom_vectors::readings::{differing_pointers, Reading, ReadingSet};
+    use loom_vectors::{InProcessKernel, ReferenceKernel};
+    let want = judged_part(v.kind, &v.expected);
+    let mut moved = 0;
+    for r in Reading::ALL.iter().filter(|r| r.kinds().contains(&v.kind)) {
+        let mut other = InProcessKernel {
+            kernel: ReferenceKernel::with_readings(ReadingSet::one(*r)),
+        };
+        let got = answer_of(&mut other, v).expect("an answer under the other reading");
+        let diffs = differing_pointers(&want, &got, &[]);
+        if diffs.is_empty() {
+            continue;
+        }
+        moved += 1;
+        let listed = v.alternatives.iter().any(|a| {
+            a.reading == r.as_str()
+                && loom_kernel::canonical_string(&judged_part(v.kind, &a.expected))
+                    == loom_kernel::canonical_string(&got)
+        });
+        let paths: Vec<&str> = v
+            .basis
+            .resolutions
+            .iter()
+            .filter(|x| x.gap == r.gap())
+            .flat_map(|x| x.paths.iter().map(String::as_str))
+            .collect();
+        let uncovered: Vec<&String> = diffs
+            .iter()
+            .filter(|d| !paths.iter().any(|p| covers(p, d)))
+            .collect();
+        assert!(
+            listed || uncovered.is_empty(),
+            "{} differs under {} ({}) at {uncovered:?}, which its basis {:?} does not give to {}",
+            v.id,
+            r.as_str(),
+            r.gap(),
+            v.basis,
+            r.gap()
+        );
+    }
+    // Every resolution the basis states is one some reading moved (none is padding).
+    assert!(
+        v.basis.resolutions.is_empty() || moved > 0,
+        "{}: {:?}",
+        v.id,
+        v.basis
+    );
+}
+
 /// A failure that is a fold disagreement of the kernel becomes a vector (SNAP-01):
 /// with the planted `RestoreTailOffByOne` (a kernel whose restore folds the snapshot's
 /// own event again), a CI seed fails SNAP-01 in the final-log check, and its files hold
@@ -895,6 +950,8 @@ fn snap_01_a_fold_disagreement_is_written_as_a_vector_loom_vectors_runs() {
     assert_eq!(added, out.vectors.len());
     for v in &set {
         assert_eq!(v.rules, ["SNAP-01", "GAP-15"]);
+        assert!(v.basis.gaps().contains(&"GAP-15"), "{:?}", v.basis);
+        assert_basis_covers_every_reading(v);
         let mut good = InProcessKernel::default();
         let claims = Claims::from_hello(good.hello().unwrap());
         let r = run_vector(&mut good, &claims, v);
@@ -1049,6 +1106,7 @@ fn ingress_03_an_ingress_disagreement_is_written_as_a_vector_loom_vectors_runs()
         let claims = Claims::from_hello(good.hello().unwrap());
         let r = run_vector(&mut good, &claims, v);
         assert_eq!(r.status, loom_report::Status::Pass, "{r:?}");
+        assert_basis_covers_every_reading(v);
         for kernel_bug in Bug::ALL {
             let mut bad = InProcessKernel {
                 kernel: ReferenceKernel::with_bug(*kernel_bug),

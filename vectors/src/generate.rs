@@ -381,6 +381,58 @@ pub fn basis_for(
     Ok((Basis::from_resolutions(resolutions), alternatives, changed))
 }
 
+/// A vector found outside the scenario set (the deploy simulator's disagreements): no
+/// one reviewed it against the spec, so its basis is measured. Every modelled other
+/// reading that changes `expected` is stated: as an accepted alternative where the spec
+/// plainly allows that reading, as a resolution the answer rests on otherwise. The open
+/// points the finder already knows it rests on are stated in `s.basis` (the simulator's
+/// snapshot vectors rest on GAP-15); one no reading models decides the whole answer.
+pub fn found_vector(mut s: Scenario, expected: Value) -> Result<Vector, String> {
+    let mut stated: Vec<String> = s.basis.take().unwrap_or_default();
+    let judged = |v: &Value| crate::basis::judged_part(s.kind, v);
+    let want = canonical_string(&judged(&expected));
+    let text = format!(
+        "{}{}",
+        canonical_string(&s.input),
+        s.raw_input.as_deref().unwrap_or("")
+    );
+    for r in Reading::ALL
+        .iter()
+        .copied()
+        .filter(|r| r.kinds().contains(&s.kind) && r.may_change(&text))
+    {
+        let other = answer_under(&s, ReadingSet::one(r))?;
+        if canonical_string(&judged(&other)) == want {
+            continue;
+        }
+        let list = if r.accepted() {
+            &mut s.accepts
+        } else {
+            &mut stated
+        };
+        if !list.iter().any(|g| g == r.gap()) {
+            list.push(r.gap().to_owned());
+        }
+    }
+    s.basis = Some(stated);
+    let (basis, alternatives, _) = basis_for(&s, &expected)?;
+    let v = Vector {
+        id: s.id,
+        kind: s.kind,
+        rules: s.rules,
+        since: s.since,
+        description: s.description,
+        exception: s.exception,
+        input: s.input,
+        raw_input: s.raw_input,
+        expected,
+        basis,
+        alternatives,
+    };
+    v.check("found vector").map_err(|e| e.to_string())?;
+    Ok(v)
+}
+
 /// Every open point a group of scenarios states must be changed by one of its
 /// modelled readings in at least one scenario of the group, or be modelled for none of
 /// their kinds (then it is stated by review alone and decides the whole answer).
