@@ -63,7 +63,7 @@ pub use canonical::{canonical_json, sha256_digest};
 pub use diff::first_difference;
 pub use environment::Environment;
 pub use merge::{merge, merge_files, MergeError};
-pub use model::{CaseResult, Failure, RuleInfo, Status, BINDING_LEVELS, GAP_LEVEL};
+pub use model::{CaseResult, EvidenceBasis, Failure, RuleInfo, Status, BINDING_LEVELS, GAP_LEVEL};
 pub use render::{
     render_all, render_badge, render_html, render_junit, render_markdown, render_summary, Paths,
     RenderError, SUMMARY_FAILURES_MAX,

@@ -33,11 +33,17 @@ pub enum Status {
     Error,
     /// The case did not finish within its time limit.
     Timeout,
+    /// The answer differs from the expected one only where the expectation rests on
+    /// this reference's resolution of an open point that the implementation does not
+    /// claim to follow (docs/vectors.md, "Basis"). Neither a failure nor a pass: the
+    /// spec allows the other reading, and the message names the GAP, its decision
+    /// record and the differing pointers.
+    ResolutionDifference,
 }
 
 impl Status {
     /// Every status, in the order reports list them.
-    pub const ALL: [Status; 7] = [
+    pub const ALL: [Status; 8] = [
         Status::Pass,
         Status::Fail,
         Status::SkipNotClaimed,
@@ -45,6 +51,7 @@ impl Status {
         Status::Xfail,
         Status::Error,
         Status::Timeout,
+        Status::ResolutionDifference,
     ];
 
     /// True for `fail`, `error` and `timeout`: the statuses that fail a run.
@@ -68,6 +75,7 @@ impl Status {
             Status::Xfail => "xfail",
             Status::Error => "error",
             Status::Timeout => "timeout",
+            Status::ResolutionDifference => "resolution-difference",
         }
     }
 }
@@ -75,6 +83,27 @@ impl Status {
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// What a result's expectation rests on (docs/vectors.md, "Basis").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceBasis {
+    /// The spec's text decides the expected answer.
+    Spec,
+    /// Part of it rests on this reference's resolution of an open point
+    /// ([`CaseResult::resolutions`] names them).
+    Resolution,
+}
+
+impl EvidenceBasis {
+    /// `spec` or `resolution`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceBasis::Spec => "spec",
+            EvidenceBasis::Resolution => "resolution",
+        }
     }
 }
 
@@ -167,6 +196,14 @@ pub struct CaseResult {
     /// single judged subject fills it in for results that leave it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// What the expectation rests on, when the harness knows (vectors do; a
+    /// result without it counts toward no spec-based figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<EvidenceBasis>,
+    /// For a `resolution` basis: the open points (GAP ids) the expectation rests on;
+    /// for a `resolution-difference`, the ones the answer differs on come first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resolutions: Vec<String>,
     /// Wall-clock duration. Not part of the digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
@@ -196,6 +233,8 @@ impl CaseResult {
             xfail_reason: None,
             reproduce: None,
             subject: None,
+            basis: None,
+            resolutions: Vec::new(),
             duration_ms: None,
         }
     }
@@ -293,6 +332,27 @@ impl CaseResult {
         Self::new(area, suite, case_id, rules, Status::SkipUntestable).with_message(reason)
     }
 
+    /// An answer that differs only where the expectation rests on a resolution the
+    /// implementation does not claim: `message` names the GAP, its decision record
+    /// and the pointers, `failure` the values.
+    pub fn resolution_difference<I>(
+        area: impl Into<String>,
+        suite: impl Into<String>,
+        case_id: impl Into<String>,
+        rules: I,
+        message: impl Into<String>,
+        failure: Failure,
+    ) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        let mut r = Self::new(area, suite, case_id, rules, Status::ResolutionDifference);
+        r.message = Some(message.into());
+        r.failure = Some(failure);
+        r
+    }
+
     /// A known failure. Usually produced by [`crate::Baseline::apply`].
     pub fn xfail<I>(
         area: impl Into<String>,
@@ -331,6 +391,22 @@ impl CaseResult {
     /// Sets the subject this case exercised.
     pub fn with_subject(mut self, subject: impl Into<String>) -> Self {
         self.subject = Some(subject.into());
+        self
+    }
+
+    /// Sets what the expectation rests on: `spec` when `resolutions` is empty,
+    /// otherwise `resolution` with those GAP ids.
+    pub fn with_basis<I>(mut self, resolutions: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.resolutions = resolutions.into_iter().map(Into::into).collect();
+        self.basis = Some(if self.resolutions.is_empty() {
+            EvidenceBasis::Spec
+        } else {
+            EvidenceBasis::Resolution
+        });
         self
     }
 

@@ -2,7 +2,7 @@
 
 use crate::canonical::sha256_digest;
 use crate::environment::Environment;
-use crate::model::{CaseResult, RuleInfo, Status};
+use crate::model::{CaseResult, EvidenceBasis, RuleInfo, Status};
 use crate::subject::{Expectations, Subject, SubjectKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,7 +13,7 @@ use std::path::Path;
 /// The value of [`Report::schema`].
 pub const SCHEMA_NAME: &str = "loom-report";
 /// The report format version this crate writes and the only one it reads.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 /// How the message of a baseline's unexpected pass starts.
 pub const UNEXPECTED_PASS_PREFIX: &str = "unexpected pass:";
 
@@ -68,6 +68,8 @@ pub struct StatusCounts {
     pub error: u64,
     /// `timeout` results.
     pub timeout: u64,
+    /// `resolution-difference` results.
+    pub resolution_difference: u64,
 }
 
 impl StatusCounts {
@@ -86,6 +88,7 @@ impl StatusCounts {
             Status::Xfail => self.xfail,
             Status::Error => self.error,
             Status::Timeout => self.timeout,
+            Status::ResolutionDifference => self.resolution_difference,
         }
     }
 
@@ -108,6 +111,7 @@ impl StatusCounts {
             Status::Xfail => &mut self.xfail,
             Status::Error => &mut self.error,
             Status::Timeout => &mut self.timeout,
+            Status::ResolutionDifference => &mut self.resolution_difference,
         }
     }
 }
@@ -134,6 +138,12 @@ pub struct Summary {
     pub rules_with_passing_evidence: u64,
     /// Of those, the rules with a failing result against that subject.
     pub rules_failing: u64,
+    /// Of the passing rules, those with a passing result whose expectation the
+    /// spec's text decides (basis `spec`): passing on spec-based evidence alone.
+    pub rules_spec_based: u64,
+    /// Of those applicable rules, the ones with no pass and no failure but a result
+    /// that differs from the reference's resolution of an open point.
+    pub rules_resolution_difference: u64,
     /// The figure of every subject, in report order.
     #[serde(default)]
     pub subjects: Vec<SubjectFigure>,
@@ -174,6 +184,12 @@ pub struct SubjectFigure {
     pub rules_failing: u64,
     /// Applicable rules whose results against it include an expected failure and no failure.
     pub rules_xfail: u64,
+    /// Passing rules with a passing result whose expectation the spec's text decides
+    /// (basis `spec`): those judged on spec-based evidence alone.
+    pub rules_spec_based: u64,
+    /// Applicable rules whose results against it include a resolution difference and
+    /// neither a pass nor a failure.
+    pub rules_resolution_difference: u64,
     /// Binding applicable rules with no passing result and no expected failure
     /// against it, sorted (exempted ones included; see
     /// [`Expectations::exempted`]).
@@ -190,6 +206,9 @@ pub enum RuleStatus {
     Fail,
     /// No citing result failed, but at least one is a known failure (`xfail`).
     Xfail,
+    /// None passed or failed, but at least one differs from the reference's
+    /// resolution of an open point the subject does not claim.
+    ResolutionDifference,
     /// Every citing result was skipped.
     Skipped,
     /// No result cites the rule.
@@ -203,6 +222,7 @@ impl RuleStatus {
             RuleStatus::Pass => "pass",
             RuleStatus::Fail => "fail",
             RuleStatus::Xfail => "xfail",
+            RuleStatus::ResolutionDifference => "resolution-difference",
             RuleStatus::Skipped => "skipped",
             RuleStatus::NoResult => "no-result",
         }
@@ -225,6 +245,9 @@ pub struct RuleRow {
     pub status: RuleStatus,
     /// The citing cases, as `area/suite/case_id`.
     pub cases: Vec<String>,
+    /// Whether the rule passes on spec-based evidence alone: it is `pass` and a
+    /// passing citing result has basis `spec`.
+    pub spec_based: bool,
 }
 
 /// Why a report could not be read.
@@ -485,6 +508,8 @@ impl Report {
                 s.rules_total = f.rules_applicable;
                 s.rules_with_passing_evidence = f.rules_passing;
                 s.rules_failing = f.rules_failing;
+                s.rules_spec_based = f.rules_spec_based;
+                s.rules_resolution_difference = f.rules_resolution_difference;
             }
             None => {
                 let rows = self.matrix_over(self.results.iter().collect());
@@ -499,7 +524,11 @@ impl Report {
                     match row.status {
                         RuleStatus::Pass => s.rules_with_passing_evidence += 1,
                         RuleStatus::Fail => s.rules_failing += 1,
+                        RuleStatus::ResolutionDifference => s.rules_resolution_difference += 1,
                         _ => {}
+                    }
+                    if row.spec_based {
+                        s.rules_spec_based += 1;
                     }
                 }
             }
@@ -600,7 +629,11 @@ impl Report {
                 RuleStatus::Pass => f.rules_passing += 1,
                 RuleStatus::Fail => f.rules_failing += 1,
                 RuleStatus::Xfail => f.rules_xfail += 1,
+                RuleStatus::ResolutionDifference => f.rules_resolution_difference += 1,
                 _ => {}
+            }
+            if row.spec_based {
+                f.rules_spec_based += 1;
             }
             if row.rule.is_binding() && !matches!(row.status, RuleStatus::Pass | RuleStatus::Xfail)
             {
@@ -643,6 +676,18 @@ impl Report {
             }
             if f.rules_xfail > 0 {
                 line.push_str(&format!("; {} expected failure(s)", f.rules_xfail));
+            }
+            if f.by_status.pass > 0 {
+                line.push_str(&format!(
+                    "; {} of them on spec-based evidence alone",
+                    f.rules_spec_based
+                ));
+            }
+            if f.by_status.resolution_difference > 0 {
+                line.push_str(&format!(
+                    "; {} result(s) differ only from the reference's resolutions of open points it does not claim (neither failures nor passes; {} rule(s) judged by nothing else)",
+                    f.by_status.resolution_difference, f.rules_resolution_difference
+                ));
             }
             out.push(line);
         }
@@ -779,6 +824,8 @@ fn row_for(rule: RuleInfo, results: Option<&Vec<&CaseResult>>) -> RuleRow {
         RuleStatus::Xfail
     } else if any(|s| s == Status::Pass) {
         RuleStatus::Pass
+    } else if any(|s| s == Status::ResolutionDifference) {
+        RuleStatus::ResolutionDifference
     } else if any(Status::is_skip) {
         RuleStatus::Skipped
     } else {
@@ -788,9 +835,14 @@ fn row_for(rule: RuleInfo, results: Option<&Vec<&CaseResult>>) -> RuleRow {
         .iter()
         .map(|r| format!("{}/{}/{}", r.area, r.suite, r.case_id))
         .collect();
+    let spec_based = status == RuleStatus::Pass
+        && results
+            .iter()
+            .any(|r| r.status == Status::Pass && r.basis == Some(EvidenceBasis::Spec));
     RuleRow {
         rule,
         status,
         cases,
+        spec_based,
     }
 }

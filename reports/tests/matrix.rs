@@ -32,6 +32,13 @@ fn rule_status_follows_the_citing_results() {
         (&[S::SkipNotClaimed, S::SkipUntestable], R::Skipped),
         (&[S::SkipNotClaimed, S::Pass], R::Pass),
         (&[S::SkipNotClaimed, S::Xfail], R::Xfail),
+        (&[S::ResolutionDifference], R::ResolutionDifference),
+        (
+            &[S::ResolutionDifference, S::SkipNotClaimed],
+            R::ResolutionDifference,
+        ),
+        (&[S::ResolutionDifference, S::Pass], R::Pass),
+        (&[S::ResolutionDifference, S::Fail], R::Fail),
     ];
     for (statuses, expected) in table {
         let results = statuses
@@ -145,7 +152,9 @@ fn status_names_and_failure_classes() {
         (Status::Xfail, "xfail", false),
         (Status::Error, "error", true),
         (Status::Timeout, "timeout", true),
+        (Status::ResolutionDifference, "resolution-difference", false),
     ];
+    assert_eq!(table.len(), Status::ALL.len());
     for (status, name, failure) in table {
         assert_eq!(status.as_str(), name);
         assert_eq!(
@@ -154,4 +163,83 @@ fn status_names_and_failure_classes() {
         );
         assert_eq!(status.is_failure(), failure, "{name}");
     }
+}
+
+/// A resolution difference is neither a failure nor a pass: it does not fail the
+/// verdict, credits no rule, and the spec-based figure counts only passes whose
+/// expectation the spec's text decides.
+#[test]
+fn resolution_differences_neither_fail_nor_pass_and_spec_based_rules_are_counted() {
+    use loom_report::{Subject, SubjectKind};
+    let kernel =
+        |id: &str| RuleInfo::new(id, "MUST", "R", "r").with_applies_to([SubjectKind::Kernel]);
+    let rules = vec![kernel("R-1"), kernel("R-2"), kernel("R-3"), kernel("R-4")];
+    let results = vec![
+        // R-1: passes on a spec-based vector.
+        CaseResult::pass("vectors", "fold", "a", ["R-1"]).with_basis(Vec::<String>::new()),
+        // R-2: passes only on a vector that rests on a resolution the kernel claims.
+        CaseResult::pass("vectors", "fold", "b", ["R-2"]).with_basis(["GAP-12"]),
+        // R-3: only differs from an unclaimed resolution.
+        CaseResult::resolution_difference(
+            "vectors",
+            "fold",
+            "c",
+            ["R-3"],
+            "differs from the reference's resolution of GAP-12 (docs/decisions/0001-fold-shapes.md) at /state/sequence",
+            Failure::values(serde_json::json!(3), serde_json::json!(4)),
+        )
+        .with_basis(["GAP-12"]),
+        // R-4: passes on a result that states no basis (not spec-based evidence).
+        CaseResult::pass("fuzz", "fold", "d", ["R-4"]),
+    ];
+    let report = Report::new(env(1), rules, results).with_subjects(vec![Subject::new(
+        "kernel",
+        SubjectKind::Kernel,
+        "k",
+    )]);
+    let s = &report.summary;
+    assert!(s.ok, "{:?}", s.verdict_reasons);
+    assert_eq!(s.failures, 0);
+    assert_eq!(s.by_status.resolution_difference, 1);
+    assert_eq!(s.rules_total, 4);
+    assert_eq!(s.rules_with_passing_evidence, 3);
+    assert_eq!(s.rules_spec_based, 1);
+    assert_eq!(s.rules_resolution_difference, 1);
+    let f = &s.subjects[0];
+    assert_eq!((f.rules_spec_based, f.rules_resolution_difference), (1, 1));
+    assert!(f.binding_without_evidence.contains(&"R-3".to_string()));
+    let sentence = report.figure_sentences().join(" ");
+    assert!(
+        sentence.contains("1 of them on spec-based evidence alone"),
+        "{sentence}"
+    );
+    assert!(
+        sentence.contains("1 result(s) differ only from the reference's resolutions"),
+        "{sentence}"
+    );
+    // Visible in every rendering.
+    let md = loom_report::render_markdown(&report);
+    assert!(md.contains("Resolution differences (1)"), "{md}");
+    assert!(md.contains("GAP\\-12") || md.contains("GAP-12"), "{md}");
+    let html = loom_report::render_html(&report).unwrap();
+    assert!(html.contains("id=\"resolution-differences\""));
+    assert!(html.contains("0001-fold-shapes.md") && html.contains("GAP-12"));
+    let junit = loom_report::render_junit(&report).unwrap();
+    assert!(junit.contains("type=\"resolution-difference\""), "{junit}");
+    assert!(!junit.contains("<failure"), "{junit}");
+    // A only-resolution-difference run against a subject with no pass still fails.
+    let only = Report::new(
+        env(1),
+        vec![kernel("R-3")],
+        vec![CaseResult::resolution_difference(
+            "vectors",
+            "fold",
+            "c",
+            ["R-3"],
+            "m",
+            Failure::default(),
+        )],
+    )
+    .with_subjects(vec![Subject::new("kernel", SubjectKind::Kernel, "k")]);
+    assert!(!only.summary.ok);
 }

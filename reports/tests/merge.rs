@@ -160,7 +160,7 @@ fn merge_rejects_another_schema_version() {
     b.recompute();
     let err = merge(&[a, b]).unwrap_err();
     assert!(
-        matches!(err, MergeError::SchemaVersion { found: 3, .. }),
+        matches!(err, MergeError::SchemaVersion { found: 4, .. }),
         "{err}"
     );
 }

@@ -94,7 +94,7 @@ fn markdown_has_verdict_counts_coverage_and_failures() {
     assert!(md.starts_with("## Loom conformance report: ❌ FAIL"));
     assert!(md.contains("Rules with passing results: **1 / 5**"), "{md}");
     assert!(
-        md.contains("| vectors | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 2 |"),
+        md.contains("| vectors | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 2 |"),
         "{md}"
     );
     assert!(md.contains("| FOLD |"));
@@ -204,8 +204,8 @@ fn malformed_reports_are_errors_that_name_the_problem() {
             "schema is \"junit\"",
         ),
         (
-            with(&|v| v["schema_version"] = json!(3)),
-            "schema_version 3 is not supported",
+            with(&|v| v["schema_version"] = json!(4)),
+            "schema_version 4 is not supported",
         ),
         (
             with(&|v| v["surprise"] = json!(1)),

@@ -54,7 +54,7 @@ fn schema_rejects_what_the_parser_rejects() {
         ("unknown status", |r| {
             r["results"][0]["status"] = json!("passed")
         }),
-        ("other schema version", |r| r["schema_version"] = json!(3)),
+        ("other schema version", |r| r["schema_version"] = json!(4)),
         ("bad digest", |r| r["digest"] = json!("md5:abc")),
         ("missing summary field", |r| {
             r["summary"].as_object_mut().unwrap().remove("ok");

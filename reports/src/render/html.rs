@@ -59,6 +59,9 @@ struct View {
     matrix: Vec<MatrixRow>,
     failures: Vec<FailureView>,
     failures_total: usize,
+    differences: Vec<DifferenceView>,
+    differences_total: usize,
+    rules_spec_based: u64,
     results: Vec<ResultRow>,
     results_total: usize,
 }
@@ -118,6 +121,18 @@ struct FailureView {
     actual_near: Option<Vec<Line>>,
     diff: Option<String>,
     reproduce: Option<String>,
+}
+
+/// A resolution difference: where the answer differs from the reference's resolution
+/// of an open point the subject does not claim.
+#[derive(Serialize)]
+struct DifferenceView {
+    name: String,
+    rules: Vec<RuleLink>,
+    message: Option<String>,
+    path: Option<String>,
+    expected: Option<String>,
+    actual: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -309,6 +324,30 @@ fn view(report: &Report) -> View {
         })
         .collect();
 
+    let differing: Vec<&CaseResult> = report
+        .results
+        .iter()
+        .filter(|r| r.status == Status::ResolutionDifference)
+        .collect();
+    let differences = differing
+        .iter()
+        .take(HTML_FAILURES_MAX)
+        .map(|r| {
+            let f = r.failure.as_ref();
+            let short = |v: Option<&serde_json::Value>| {
+                v.map(|v| truncate_chars(&serde_json::to_string(v).unwrap_or_default(), 400))
+            };
+            DifferenceView {
+                name: case_name(r),
+                rules: r.rules.iter().map(link).collect(),
+                message: r.message.as_deref().map(|m| truncate_chars(m, 4_000)),
+                path: f.and_then(|f| f.path.clone()),
+                expected: short(f.and_then(|f| f.expected.as_ref())),
+                actual: short(f.and_then(|f| f.actual.as_ref())),
+            }
+        })
+        .collect();
+
     // Per rule: counts by status and the citing cases, failing ones first.
     let mut per_rule: BTreeMap<&str, (StatusCounts, Vec<&CaseResult>)> = BTreeMap::new();
     let primary = report.primary_subject().map(|p| p.id.as_str());
@@ -408,6 +447,9 @@ fn view(report: &Report) -> View {
         matrix,
         failures,
         failures_total: failing.len(),
+        differences,
+        differences_total: differing.len(),
+        rules_spec_based: s.rules_spec_based,
         results,
         results_total: report.results.len(),
     }

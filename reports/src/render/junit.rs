@@ -76,6 +76,20 @@ fn test_case(result: &CaseResult, classname: &str) -> TestCase {
             }
             status
         }
+        // Neither a failure nor a pass: skipped with its own type, the message naming
+        // the open point and the details saying where the answer differs.
+        Status::ResolutionDifference => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_type(result.status.as_str());
+            if let Some(message) = &result.message {
+                status.set_message(message.as_str());
+            }
+            let details = failure_text(result);
+            if !details.is_empty() {
+                status.set_description(details);
+            }
+            status
+        }
     };
     let mut tc = TestCase::new(result.case_id.as_str(), status);
     tc.set_classname(classname);
@@ -91,6 +105,12 @@ fn test_case(result: &CaseResult, classname: &str) -> TestCase {
     }
     if let Some(reason) = &result.xfail_reason {
         tc.add_property(Property::new("xfail", reason.as_str()));
+    }
+    if let Some(basis) = result.basis {
+        tc.add_property(Property::new("basis", basis.as_str()));
+    }
+    for gap in &result.resolutions {
+        tc.add_property(Property::new("resolution", gap.as_str()));
     }
     tc
 }

@@ -25,7 +25,7 @@ pub fn render_markdown(report: &Report) -> String {
     let verdict = if s.ok { "✅ PASS" } else { "❌ FAIL" };
     out.push_str(&format!("## Loom conformance report: {verdict}\n\n"));
     out.push_str(&format!(
-        "{} results: {} passed, {} failed, {} errors, {} timeouts, {} known failures, {} skipped",
+        "{} results: {} passed, {} failed, {} errors, {} timeouts, {} known failures, {} skipped, {} resolution differences",
         s.total,
         s.by_status.pass,
         s.by_status.fail,
@@ -33,6 +33,7 @@ pub fn render_markdown(report: &Report) -> String {
         s.by_status.timeout,
         s.by_status.xfail,
         s.by_status.skip_not_claimed + s.by_status.skip_untestable,
+        s.by_status.resolution_difference,
     ));
     if s.unexpected_passes > 0 {
         out.push_str(&format!(
@@ -60,8 +61,8 @@ pub fn render_markdown(report: &Report) -> String {
             };
             let figure = if subject.is_judged() {
                 format!(
-                    "{} / {} applicable rules passing; {} failing",
-                    f.rules_passing, f.rules_applicable, f.rules_failing
+                    "{} / {} applicable rules passing ({} on spec-based evidence alone); {} failing",
+                    f.rules_passing, f.rules_applicable, f.rules_spec_based, f.rules_failing
                 )
             } else {
                 format!(
@@ -121,6 +122,38 @@ pub fn render_markdown(report: &Report) -> String {
                 failures.len() - MD_FAILURES_MAX
             ));
         }
+    }
+
+    let differences: Vec<&CaseResult> = report
+        .results
+        .iter()
+        .filter(|r| r.status == Status::ResolutionDifference)
+        .collect();
+    if !differences.is_empty() {
+        out.push_str(&format!(
+            "### Resolution differences ({}): not failures, not passes\n\n",
+            differences.len()
+        ));
+        for result in differences.iter().take(MD_FAILURES_MAX) {
+            out.push_str(&format!(
+                "- {}: {}\n",
+                inline_code(&format!(
+                    "{}/{}/{}",
+                    result.area, result.suite, result.case_id
+                )),
+                escape(&truncate_chars(
+                    result.message.as_deref().unwrap_or(""),
+                    MD_MESSAGE_CHARS_MAX
+                ))
+            ));
+        }
+        if differences.len() > MD_FAILURES_MAX {
+            out.push_str(&format!(
+                "- …and {} more; see report.html or report.json.\n",
+                differences.len() - MD_FAILURES_MAX
+            ));
+        }
+        out.push('\n');
     }
 
     out.push_str("### Environment\n\n| | |\n|---|---|\n");
