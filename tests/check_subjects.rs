@@ -170,6 +170,112 @@ fn an_empty_or_partial_run_cannot_pass() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// Every file of a run folder and the console, for the checks below.
+fn renderings(dir: &Path, console: &str) -> Vec<(&'static str, String)> {
+    let mut out = vec![("console", console.to_string())];
+    for f in [
+        "report.md",
+        "summary.md",
+        "report.html",
+        "report.xml",
+        "badge.json",
+    ] {
+        // minijinja escapes `/` in HTML; read it back as the reader sees it.
+        let body = std::fs::read_to_string(dir.join(f)).expect(f);
+        out.push((f, body.replace("&#x2f;", "/")));
+    }
+    out
+}
+
+#[test]
+fn a_check_without_a_test_run_is_a_partial_pass_in_every_rendering() {
+    let out = scratch("no-test-run");
+    // Run from an empty directory: no ./target/nextest/ci/junit.xml, so no test run.
+    let cwd = out.join("cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_loom"))
+        .args([
+            "check",
+            "--quiet",
+            "--only",
+            "fold",
+            "--only",
+            "tests",
+            "--fold-logs",
+            "5",
+        ])
+        .args(["--out", out.join("r").to_str().unwrap()])
+        .current_dir(&cwd)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "what ran passed: {}", text(&o));
+    let dir = out.join("r");
+    for (name, body) in renderings(&dir, &text(&o)) {
+        let said = match name {
+            "badge.json" => body.contains("\"partial pass\"") && body.contains("yellow"),
+            "report.xml" => body.contains(r#"name="verdict" value="partial-pass""#),
+            _ => body.contains("PARTIAL PASS"),
+        };
+        assert!(said, "{name} does not say partial:\n{body}");
+        assert!(
+            !body.contains("✅ PASS") && !body.contains("brightgreen"),
+            "{name}"
+        );
+        if name != "badge.json" {
+            // What was not run and how to complete it.
+            assert!(
+                body.contains("./scripts/test"),
+                "{name}: how to complete it"
+            );
+            assert!(
+                body.contains("the gates, vectors, replay, kits, sim and spec parts"),
+                "{name}"
+            );
+        }
+    }
+    let r = report(&dir);
+    assert!(r.summary.partial && r.summary.ok);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_stores_report_lists_the_store_rules_and_folds_the_rest_away() {
+    let out = scratch("store-matrix");
+    let o = loom(&[
+        "conform",
+        "--quiet",
+        "--store",
+        "memory",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = report(&out);
+    let figure = &r.summary.subjects[0];
+    // Every binding store rule has store evidence: none is listed for a store that
+    // passes everything (SNAP-02 and SNAP-05 are the kernel's, docs/coverage.md).
+    assert_eq!(figure.binding_without_evidence, Vec::<String>::new());
+    assert_eq!(r.verdict(), loom_report::Verdict::Pass);
+    let (shown, folded) = r.rule_matrix_folded();
+    assert!(shown
+        .iter()
+        .all(|row| row.rule.applies(SubjectKind::Store) || !row.cases.is_empty()));
+    assert!(
+        folded.iter().any(|row| row.rule.id == "FOLD-09"),
+        "kernel rules are folded"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let open = html.split_once(r#"<details id="matrix-other">"#).unwrap().0;
+    assert!(open.contains(r#"<tr id="rule-spi-03""#) && !open.contains(r#"<tr id="rule-fold-09""#));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("| `SPI-03` |") && !md.contains("| `FOLD-09` |"),
+        "{md}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn the_harness_self_check_is_a_separate_subject_that_credits_no_implementation() {
     let out = scratch("harness");

@@ -337,11 +337,46 @@ pub fn run(
                 expectations = expectations.exempt(rule, reason);
             }
         } else {
-            notes.lines.push(
-                "partial run: completeness of the reference is not claimed (it needs every part and a test run of this source tree)".into(),
-            );
+            let left_out: Vec<&str> = REFERENCE_PARTS
+                .iter()
+                .copied()
+                .filter(|p| !parts.contains(p))
+                .collect();
+            if !left_out.is_empty() {
+                expectations = expectations.omit(
+                    REFERENCE,
+                    parts_phrase(&left_out),
+                    "run loom check without --only and --skip",
+                );
+            }
+            if parts.contains(&"tests") && !tests_credited {
+                expectations = expectations.omit(
+                    REFERENCE,
+                    "a test run of this source tree (the tests part credited none, so the unit tests are no evidence)",
+                    "run ./scripts/test in the source tree (it records the run) or pass --test-results FILE, then run loom check again",
+                );
+            }
         }
     } else {
+        let left_out: Vec<&str> = config
+            .applicable_parts()
+            .into_iter()
+            .filter(|p| !parts.contains(p))
+            .collect();
+        for (subject, of_subject) in [(KERNEL, &KERNEL_PARTS[..]), (STORE, &STORE_PARTS[..])] {
+            let mine: Vec<&str> = left_out
+                .iter()
+                .copied()
+                .filter(|p| of_subject.contains(p))
+                .collect();
+            if !mine.is_empty() {
+                expectations = expectations.omit(
+                    subject,
+                    parts_phrase(&mine),
+                    "run loom check without --only and --skip",
+                );
+            }
+        }
         if let Some(cmd) = &config.kernel_cmd {
             subjects.push(subjects::foreign_kernel(cmd, kernel_hello.as_ref()));
         }
@@ -370,6 +405,15 @@ pub fn run(
         .with_subjects(subjects)
         .with_expectations(expectations);
     Ok((report, notes))
+}
+
+/// "the sim part", "the sim and tests parts", "the fold, sim and tests parts".
+fn parts_phrase(parts: &[&str]) -> String {
+    match parts {
+        [one] => format!("the {one} part"),
+        [init @ .., last] => format!("the {} and {last} parts", init.join(", ")),
+        [] => "no part".to_string(),
+    }
 }
 
 /// Ends a kernel adapter: blames for stray lines go to their cases, problems at

@@ -66,10 +66,10 @@ pub use merge::{merge, merge_files, MergeError};
 pub use model::{CaseResult, EvidenceBasis, Failure, RuleInfo, Status, BINDING_LEVELS, GAP_LEVEL};
 pub use render::{
     render_all, render_badge, render_html, render_junit, render_markdown, render_summary, Paths,
-    RenderError, SUMMARY_FAILURES_MAX,
+    RenderError, BADGE_PARTIAL, SUMMARY_FAILURES_MAX,
 };
 pub use report::{
-    Report, ReportError, RuleRow, RuleStatus, StatusCounts, SubjectFigure, Summary, SCHEMA_NAME,
-    SCHEMA_VERSION, UNEXPECTED_PASS_PREFIX,
+    Report, ReportError, RuleRow, RuleStatus, StatusCounts, SubjectFigure, Summary, Verdict,
+    SCHEMA_NAME, SCHEMA_VERSION, UNEXPECTED_PASS_PREFIX,
 };
-pub use subject::{Expectations, ExpectedPart, Subject, SubjectKind, HARNESS_SUBJECT_ID};
+pub use subject::{Expectations, ExpectedPart, Omission, Subject, SubjectKind, HARNESS_SUBJECT_ID};

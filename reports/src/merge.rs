@@ -202,6 +202,11 @@ fn merge_labelled(inputs: &[(String, &Report)]) -> Result<Report, MergeError> {
         expectations
             .complete
             .extend(report.expectations.complete.iter().cloned());
+        // A merge is as partial as any of its inputs: a shard's omission is not
+        // known to be made up by another shard.
+        expectations
+            .omitted
+            .extend(report.expectations.omitted.iter().cloned());
         for (rule, reason) in &report.expectations.exempted {
             expectations
                 .exempted

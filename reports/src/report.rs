@@ -163,6 +163,50 @@ pub struct Summary {
     /// The verdict: true when [`Summary::verdict_reasons`] is empty. A run
     /// with no result never passes.
     pub ok: bool,
+    /// True when the run left something out ([`Expectations::omitted`]): a passing
+    /// verdict is then a partial pass ([`Verdict::PartialPass`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+}
+
+/// A report's verdict as every rendering names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Everything asked for ran and passed, and the run left nothing out.
+    Pass,
+    /// What ran passed, but the run left something out ([`Report::partial_sentences`]
+    /// says what and how to complete it). The exit status is still 0: a run narrowed on
+    /// purpose (`--only fold`) is not a failure, but it is never shown as a full pass.
+    PartialPass,
+    /// A failure, an empty run or a broken promise ([`Summary::verdict_reasons`]).
+    Fail,
+}
+
+impl Verdict {
+    /// The word on the console, in report.md, summary.md and the HTML page.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::PartialPass => "PARTIAL PASS",
+            Verdict::Fail => "FAIL",
+        }
+    }
+
+    /// The machine-readable name (JUnit properties, HTML classes): `pass`,
+    /// `partial-pass`, `fail`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::PartialPass => "partial-pass",
+            Verdict::Fail => "fail",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
 }
 
 /// One subject's compliance figure.
@@ -535,7 +579,35 @@ impl Report {
         }
         s.verdict_reasons = self.verdict_reasons(&s);
         s.ok = s.verdict_reasons.is_empty();
+        s.partial = !self.expectations.omitted.is_empty();
         s
+    }
+
+    /// The verdict: FAIL when the summary fails, else PARTIAL PASS when the run left
+    /// something out, else PASS.
+    pub fn verdict(&self) -> Verdict {
+        if !self.summary.ok {
+            Verdict::Fail
+        } else if self.summary.partial {
+            Verdict::PartialPass
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    /// One sentence per omission: what was not run against which subject, and how to
+    /// make the run complete. Empty for a complete run.
+    pub fn partial_sentences(&self) -> Vec<String> {
+        self.expectations
+            .omitted
+            .iter()
+            .map(|o| {
+                format!(
+                    "partial: not run against {}: {}; to complete the run, {}",
+                    o.subject, o.not_run, o.complete_with
+                )
+            })
+            .collect()
     }
 
     fn verdict_reasons(&self, s: &Summary) -> Vec<String> {
@@ -706,6 +778,20 @@ impl Report {
         match self.primary_subject() {
             Some(primary) => self.rule_matrix_for(&primary.id),
             None => self.matrix_over(self.results.iter().collect()),
+        }
+    }
+
+    /// [`Report::rule_matrix`] as a reader of one subject's report wants it: first the
+    /// rows that apply to the primary subject's kind or that one of its results cites,
+    /// then, to be folded away, the rest (rules of other kinds, and gaps, that no result
+    /// against it cites). With no primary subject nothing is folded.
+    pub fn rule_matrix_folded(&self) -> (Vec<RuleRow>, Vec<RuleRow>) {
+        let rows = self.rule_matrix();
+        match self.primary_subject().map(|p| p.kind) {
+            Some(kind) => rows
+                .into_iter()
+                .partition(|row| row.rule.applies(kind) || row.status != RuleStatus::NoResult),
+            None => (rows, Vec::new()),
         }
     }
 

@@ -141,6 +141,20 @@ pub struct ExpectedPart {
     pub subject: String,
 }
 
+/// Something a run left out: a part, a filter's cut or a test run it could not credit.
+/// A report with any passes only as **partial**: every rendering says "partial", what
+/// was not run and how to make the run complete.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Omission {
+    /// The subject the run would need it for.
+    pub subject: String,
+    /// What was not run, as a phrase ("the sim and tests parts").
+    pub not_run: String,
+    /// How to make the run complete, as an instruction.
+    pub complete_with: String,
+}
+
 /// What a run promised, so that a report can tell an empty or partial run
 /// from a passing one.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -157,12 +171,18 @@ pub struct Expectations {
     /// Rules exempted by hand from the completeness requirement, with the reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub exempted: BTreeMap<String, String>,
+    /// What the run left out; any entry makes a passing verdict partial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<Omission>,
 }
 
 impl Expectations {
     /// True when nothing is expected.
     pub fn is_empty(&self) -> bool {
-        self.parts.is_empty() && self.complete.is_empty() && self.exempted.is_empty()
+        self.parts.is_empty()
+            && self.complete.is_empty()
+            && self.exempted.is_empty()
+            && self.omitted.is_empty()
     }
 
     /// Adds a part that must produce results against `subject`.
@@ -186,8 +206,26 @@ impl Expectations {
         self
     }
 
+    /// Records that the run left `not_run` out for `subject`; `complete_with` says how
+    /// to run it completely.
+    pub fn omit(
+        mut self,
+        subject: impl Into<String>,
+        not_run: impl Into<String>,
+        complete_with: impl Into<String>,
+    ) -> Self {
+        self.omitted.push(Omission {
+            subject: subject.into(),
+            not_run: not_run.into(),
+            complete_with: complete_with.into(),
+        });
+        self
+    }
+
     /// Sorts and de-duplicates, so two equal expectations serialize alike.
     pub fn normalize(&mut self) {
+        self.omitted.sort();
+        self.omitted.dedup();
         self.parts.sort();
         self.parts.dedup();
         self.complete.sort();

@@ -156,7 +156,7 @@ pub fn run(args: CheckArgs) -> u8 {
     super::set_reproduce(&mut report.results, |r| {
         reproduce(r, &args, &store, kernel.as_deref())
     });
-    report.environment.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    report.environment.command = Some(super::command_line());
     report.recompute();
 
     let paths = match loom_report::render_all(&report, &out) {
@@ -276,8 +276,11 @@ fn print_summary(report: &Report, notes: &[String]) {
     for line in notes {
         println!("note: {line}");
     }
-    println!("\nverdict: {}", if s.ok { "PASS" } else { "FAIL" });
+    println!("\nverdict: {}", report.verdict());
     for reason in &s.verdict_reasons {
         println!("  - {reason}");
+    }
+    for line in report.partial_sentences() {
+        println!("  - {line}");
     }
 }

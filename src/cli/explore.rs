@@ -92,7 +92,7 @@ pub fn run(args: &ConformArgs) -> u8 {
         }
     }
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
-    env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    env.command = Some(super::command_line());
     env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
     env.extra
         .insert("store".into(), Value::String(args.store.clone()));

@@ -182,6 +182,20 @@ pub fn shell_word(text: &str) -> String {
     }
 }
 
+/// This process's command line as a shell would need it typed: every argument a
+/// [`shell_word`], so the report's `environment.command` can be pasted and run.
+pub fn command_line() -> String {
+    quoted_command(std::env::args())
+}
+
+/// `args` as one pasteable shell command line.
+pub fn quoted_command(args: impl IntoIterator<Item = String>) -> String {
+    args.into_iter()
+        .map(|a| shell_word(&a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The command that runs one vector again.
 pub fn reproduce_vector(
     case_id: &str,
@@ -280,6 +294,19 @@ mod tests {
             Some("loom sim --from 53 --seeds 1 --stormy")
         );
         assert_eq!(reproduce_sim("nope", false), None);
+        // The report's command line pastes back into a shell as the same arguments.
+        let args = [
+            "loom",
+            "conform",
+            "--store",
+            "cmd:python3 my adapter.py",
+            "--case",
+            "it's",
+        ];
+        assert_eq!(
+            quoted_command(args.iter().map(|a| a.to_string())),
+            r"loom conform --store 'cmd:python3 my adapter.py' --case 'it'\''s'"
+        );
     }
 
     #[test]

@@ -232,7 +232,7 @@ pub fn run(args: SimArgs) -> u8 {
     let rules = loom_harness::rules::rule_infos();
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.from);
-    env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    env.command = Some(super::command_line());
     env.extra.insert("seeds".into(), serde_json::json!({"from": from, "count": count, "shard": args.shard, "stormy": args.stormy, "store": store.to_string()}));
     super::set_reproduce(&mut results, |r| {
         super::reproduce_sim(&r.case_id, args.stormy)

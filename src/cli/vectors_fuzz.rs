@@ -116,7 +116,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         }
     };
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
-    env.command = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    env.command = Some(super::command_line());
     env.extra.insert(
         "kernel".into(),
         Value::String(

@@ -4,7 +4,7 @@
 
 use super::markdown::{cell, escape, inline_code};
 use super::truncate_chars;
-use crate::report::Report;
+use crate::report::{Report, Verdict};
 use serde_json::json;
 
 /// The job summary lists at most this many failures; the rest are counted.
@@ -19,7 +19,7 @@ pub fn render_summary(report: &Report) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "### Loom conformance: {}\n\n",
-        if s.ok { "✅ PASS" } else { "❌ FAIL" }
+        super::verdict_with_mark(report.verdict())
     ));
     let skipped = s.by_status.skip_not_claimed + s.by_status.skip_untestable;
     out.push_str(&format!(
@@ -36,6 +36,13 @@ pub fn render_summary(report: &Report) -> String {
         out.push_str(&format!("- FAIL: {}\n", escape(reason)));
     }
     if !s.verdict_reasons.is_empty() {
+        out.push('\n');
+    }
+    let partial = report.partial_sentences();
+    for line in &partial {
+        out.push_str(&format!("- {}\n", escape(line)));
+    }
+    if !partial.is_empty() {
         out.push('\n');
     }
     if s.unexpected_passes > 0 {
@@ -87,11 +94,17 @@ pub fn render_summary(report: &Report) -> String {
     out
 }
 
+/// The badge of a partial pass: its own text and colour, never the green of a full pass.
+pub const BADGE_PARTIAL: (&str, &str) = ("partial pass", "yellow");
+
 /// A shields.io endpoint badge (`{"schemaVersion": 1, "label", "message", "color"}`):
-/// green "pass" when nothing failed, red "N failing" otherwise.
+/// green "pass" when nothing failed and nothing was left out, yellow "partial pass" when
+/// what ran passed but the run left something out, red "N failing" otherwise.
 pub fn render_badge(report: &Report) -> String {
     let s = &report.summary;
-    let (message, color) = if s.ok {
+    let (message, color) = if report.verdict() == Verdict::PartialPass {
+        (BADGE_PARTIAL.0.to_string(), BADGE_PARTIAL.1)
+    } else if s.ok {
         ("pass".to_string(), "brightgreen")
     } else if s.failures > 0 {
         (format!("{} failing", s.failures), "red")

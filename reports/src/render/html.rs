@@ -36,6 +36,9 @@ const TEMPLATE: &str = include_str!("../../templates/report.html");
 #[derive(Serialize)]
 struct View {
     ok: bool,
+    verdict: &'static str,
+    verdict_slug: &'static str,
+    partial: Vec<String>,
     digest: String,
     schema: String,
     tool: String,
@@ -57,6 +60,12 @@ struct View {
     unexpected_passes: u64,
     unknown_rules: Vec<RuleLink>,
     matrix: Vec<MatrixRow>,
+    /// Rows folded away: rules that do not apply to `matrix_kind` and no result cites.
+    matrix_other: Vec<MatrixRow>,
+    /// The primary subject's kind, when the matrix is folded for one.
+    matrix_kind: Option<String>,
+    /// Of `matrix`, the rows that apply to `matrix_kind` (the others are cited by a result).
+    matrix_applicable: usize,
     failures: Vec<FailureView>,
     failures_total: usize,
     differences: Vec<DifferenceView>,
@@ -260,9 +269,17 @@ fn subject(report: &Report) -> Option<String> {
 
 fn view(report: &Report) -> View {
     let s = &report.summary;
-    let matrix_rows = report.rule_matrix();
+    let (matrix_rows, folded_rows) = report.rule_matrix_folded();
+    let matrix_applicable = match report.primary_subject() {
+        Some(p) => matrix_rows
+            .iter()
+            .filter(|r| r.rule.applies(p.kind))
+            .count(),
+        None => matrix_rows.len(),
+    };
     let links: HashMap<String, RuleLink> = matrix_rows
         .iter()
+        .chain(&folded_rows)
         .map(|row| {
             let title = match &row.rule.section {
                 Some(section) => format!("{} · {section} · {}", row.rule.level, row.rule.summary),
@@ -365,37 +382,36 @@ fn view(report: &Report) -> View {
             entry.1.push(r);
         }
     }
-    let matrix = matrix_rows
-        .into_iter()
-        .map(|row| {
-            let (counts, mut cases) = per_rule.remove(row.rule.id.as_str()).unwrap_or_default();
-            cases.sort_by_key(|r| !r.status.is_failure());
-            let cases_total = cases.len();
-            MatrixRow {
-                anchor: rule_anchor(&row.rule.id),
-                id: row.rule.id,
-                level: row.rule.level,
-                group: row.rule.group,
-                section: row.rule.section,
-                summary: row.rule.summary,
-                status: row.status.as_str(),
-                pass: counts.pass,
-                fail: counts.failures(),
-                skip: counts.skip_not_claimed + counts.skip_untestable,
-                xfail: counts.xfail,
-                cases_total,
-                cases: cases
-                    .into_iter()
-                    .take(HTML_RULE_CASES_MAX)
-                    .map(|r| CaseLink {
-                        name: case_name(r),
-                        status: r.status.as_str(),
-                        anchor: failure_anchor.get(&r.key()).cloned(),
-                    })
-                    .collect(),
-            }
-        })
-        .collect();
+    let mut matrix_row = |row: crate::report::RuleRow| {
+        let (counts, mut cases) = per_rule.remove(row.rule.id.as_str()).unwrap_or_default();
+        cases.sort_by_key(|r| !r.status.is_failure());
+        let cases_total = cases.len();
+        MatrixRow {
+            anchor: rule_anchor(&row.rule.id),
+            id: row.rule.id,
+            level: row.rule.level,
+            group: row.rule.group,
+            section: row.rule.section,
+            summary: row.rule.summary,
+            status: row.status.as_str(),
+            pass: counts.pass,
+            fail: counts.failures(),
+            skip: counts.skip_not_claimed + counts.skip_untestable,
+            xfail: counts.xfail,
+            cases_total,
+            cases: cases
+                .into_iter()
+                .take(HTML_RULE_CASES_MAX)
+                .map(|r| CaseLink {
+                    name: case_name(r),
+                    status: r.status.as_str(),
+                    anchor: failure_anchor.get(&r.key()).cloned(),
+                })
+                .collect(),
+        }
+    };
+    let matrix: Vec<MatrixRow> = matrix_rows.into_iter().map(&mut matrix_row).collect();
+    let matrix_other: Vec<MatrixRow> = folded_rows.into_iter().map(&mut matrix_row).collect();
 
     let results = report
         .results
@@ -418,6 +434,9 @@ fn view(report: &Report) -> View {
         .collect();
     View {
         ok: s.ok,
+        verdict: report.verdict().label(),
+        verdict_slug: report.verdict().slug(),
+        partial: report.partial_sentences(),
         digest: report.digest.clone(),
         schema: format!("{} v{}", report.schema, report.schema_version),
         tool: format!(
@@ -445,6 +464,12 @@ fn view(report: &Report) -> View {
         unexpected_passes: s.unexpected_passes,
         unknown_rules: s.unknown_rules.iter().map(link).collect(),
         matrix,
+        matrix_kind: report
+            .primary_subject()
+            .filter(|_| !matrix_other.is_empty())
+            .map(|p| p.kind.as_str().to_string()),
+        matrix_other,
+        matrix_applicable,
         failures,
         failures_total: failing.len(),
         differences,

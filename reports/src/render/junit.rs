@@ -15,7 +15,9 @@ use std::time::Duration;
 /// `<property name="rule" value="..."/>` per rule ID. `fail` is a
 /// `<failure>` whose text holds the path, event index, expected, actual and
 /// diff; `error` and `timeout` are `<error>`; skips are `<skipped>`; `xfail`
-/// passes with a property `xfail` holding the reason.
+/// passes with a property `xfail` holding the reason. Every suite carries the run's
+/// `verdict` (`pass`, `partial-pass`, `fail`) and one `partial` property per thing the
+/// run left out.
 pub fn render_junit(report: &Report) -> Result<String, RenderError> {
     let mut junit = quick_junit::Report::new("loom-report");
     let mut suites: BTreeMap<(&str, &str), Vec<&CaseResult>> = BTreeMap::new();
@@ -25,6 +27,7 @@ pub fn render_junit(report: &Report) -> Result<String, RenderError> {
             .or_default()
             .push(result);
     }
+    let partial = report.partial_sentences();
     for ((area, suite), results) in suites {
         let name = format!("{area}.{suite}");
         let mut ts = TestSuite::new(name.as_str());
@@ -34,6 +37,10 @@ pub fn render_junit(report: &Report) -> Result<String, RenderError> {
             "tool_version",
             report.environment.tool_version.as_str(),
         ));
+        ts.add_property(Property::new("verdict", report.verdict().slug()));
+        for line in &partial {
+            ts.add_property(Property::new("partial", line.as_str()));
+        }
         for result in results {
             ts.add_test_case(test_case(result, &name));
         }

@@ -22,7 +22,7 @@ pub const MD_MESSAGE_CHARS_MAX: usize = 500;
 pub fn render_markdown(report: &Report) -> String {
     let s = &report.summary;
     let mut out = String::new();
-    let verdict = if s.ok { "✅ PASS" } else { "❌ FAIL" };
+    let verdict = super::verdict_with_mark(report.verdict());
     out.push_str(&format!("## Loom conformance report: {verdict}\n\n"));
     out.push_str(&format!(
         "{} results: {} passed, {} failed, {} errors, {} timeouts, {} known failures, {} skipped, {} resolution differences",
@@ -93,6 +93,14 @@ pub fn render_markdown(report: &Report) -> String {
         }
         out.push('\n');
     }
+    let partial = report.partial_sentences();
+    if !partial.is_empty() {
+        out.push_str("What this run did not cover (the pass is partial):\n\n");
+        for line in &partial {
+            out.push_str(&format!("- {}\n", escape(line)));
+        }
+        out.push('\n');
+    }
     if !s.unknown_rules.is_empty() {
         out.push_str(&format!(
             "Rule IDs cited but not in the catalogue: {}.\n\n",
@@ -109,6 +117,8 @@ pub fn render_markdown(report: &Report) -> String {
     if !s.by_group.is_empty() {
         counts_table(&mut out, "Rule group", s.by_group.iter());
     }
+
+    rule_table(&mut out, report);
 
     let failures: Vec<&CaseResult> = report.failures().collect();
     if !failures.is_empty() {
@@ -192,6 +202,47 @@ fn counts_table<'a>(
         out.push_str(&format!(" {} |\n", counts.total()));
     }
     out.push('\n');
+}
+
+/// The rule matrix: one row per rule that applies to the primary subject (or that a
+/// result against it cites); the rules folded away are counted, not listed.
+fn rule_table(out: &mut String, report: &Report) {
+    let (rows, folded) = report.rule_matrix_folded();
+    if rows.is_empty() {
+        return;
+    }
+    let kind = report.primary_subject().map(|p| p.kind);
+    let heading = match kind {
+        Some(kind) if !folded.is_empty() => {
+            let applicable = rows.iter().filter(|r| r.rule.applies(kind)).count();
+            let cited = rows.len() - applicable;
+            let more = if cited > 0 {
+                format!(", {cited} more that its results cite")
+            } else {
+                String::new()
+            };
+            format!("{applicable} that apply to a {kind}{more}")
+        }
+        _ => rows.len().to_string(),
+    };
+    out.push_str(&format!("### Rules ({heading})\n\n"));
+    out.push_str("| rule | level | status | cases |\n|---|---|---|---:|\n");
+    for row in &rows {
+        let cases = row.cases.len();
+        out.push_str(&format!(
+            "| {} | {} | {} | {cases} |\n",
+            inline_code(&row.rule.id),
+            cell(&row.rule.level),
+            row.status
+        ));
+    }
+    out.push('\n');
+    if let (Some(kind), false) = (kind, folded.is_empty()) {
+        out.push_str(&format!(
+            "{} catalogue entries do not apply to a {kind} and no result cites them (rules of other kinds, open gaps); they are not listed (report.html folds them away).\n\n",
+            folded.len()
+        ));
+    }
 }
 
 fn failure_section(out: &mut String, r: &CaseResult) {

@@ -6,7 +6,7 @@ mod html;
 mod junit;
 mod markdown;
 
-pub use ci::{render_badge, render_summary, SUMMARY_FAILURES_MAX};
+pub use ci::{render_badge, render_summary, BADGE_PARTIAL, SUMMARY_FAILURES_MAX};
 pub use html::render_html;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
@@ -118,6 +118,16 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// The verdict with the mark the Markdown renderings put before it.
+pub(crate) fn verdict_with_mark(verdict: crate::report::Verdict) -> String {
+    let mark = match verdict {
+        crate::report::Verdict::Pass => "✅",
+        crate::report::Verdict::PartialPass => "⚠️",
+        crate::report::Verdict::Fail => "❌",
+    };
+    format!("{mark} {}", verdict.label())
 }
 
 /// Cuts `text` to at most `max_chars` characters, saying how much was cut.
