@@ -219,20 +219,22 @@ fn fold_log_number(case_id: &str) -> Option<u64> {
 fn print_summary(report: &Report, notes: &[String]) {
     let s = &report.summary;
     println!(
-        "\n{:<10} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "area", "pass", "fail", "skip", "xfail", "error"
+        "\n{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7}",
+        "area", "pass", "fail", "skip", "xfail", "error", "resdiff"
     );
     for (area, c) in &s.by_area {
         println!(
-            "{:<10} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            "{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7}",
             area,
             c.get(Status::Pass),
             c.get(Status::Fail),
             c.get(Status::SkipNotClaimed) + c.get(Status::SkipUntestable),
             c.get(Status::Xfail),
-            c.get(Status::Error) + c.get(Status::Timeout)
+            c.get(Status::Error) + c.get(Status::Timeout),
+            c.get(Status::ResolutionDifference)
         );
     }
+    super::print_resolution_differences(&report.results);
     let failures: Vec<&CaseResult> = report.failures().collect();
     if !failures.is_empty() {
         println!("\nfailures:");

@@ -158,6 +158,39 @@ pub fn shown(path: &std::path::Path) -> String {
         .to_string()
 }
 
+/// At most this many resolution differences are printed; the report lists them all.
+pub const RESOLUTION_DIFFERENCES_PRINTED_MAX: usize = 20;
+
+/// Prints the results that differ only from the reference's resolutions of open points
+/// the kernel does not claim: neither failures nor passes, each naming its GAP.
+pub fn print_resolution_differences(results: &[loom_report::CaseResult]) {
+    let differing: Vec<&loom_report::CaseResult> = results
+        .iter()
+        .filter(|r| r.status == loom_report::Status::ResolutionDifference)
+        .collect();
+    if differing.is_empty() {
+        return;
+    }
+    println!(
+        "\nresolution differences ({}; not failures, not passes):",
+        differing.len()
+    );
+    for r in differing.iter().take(RESOLUTION_DIFFERENCES_PRINTED_MAX) {
+        println!(
+            "  {} [{}] {}",
+            r.case_id,
+            r.rules.join(", "),
+            r.message.as_deref().unwrap_or("")
+        );
+    }
+    if differing.len() > RESOLUTION_DIFFERENCES_PRINTED_MAX {
+        println!(
+            "  … and {} more (see the report)",
+            differing.len() - RESOLUTION_DIFFERENCES_PRINTED_MAX
+        );
+    }
+}
+
 /// Prints where a report was written, the same way in every command: the HTML page to
 /// open, then the JSON (the source of truth) with its digest.
 pub fn print_report_paths(paths: &loom_report::Paths, digest: &str) {

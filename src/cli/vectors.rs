@@ -108,10 +108,19 @@ pub struct RunArgs {
     after_help = "Reads one JSON request per line on stdin and answers on stdout (docs/protocols/kernel.md), until stdin closes. \
 It is the reference your own adapter is compared with, and a way to try the protocol by hand.\n\n\
 Examples:\n  echo '{\"id\":1,\"method\":\"hello\",\"params\":{\"protocolVersion\":1}}' | loom kernel-adapter\n  \
-loom vectors run --kernel-cmd 'loom kernel-adapter'\n\nExit status: 0 stdin closed, 2 usage error, or standard input or output failed (a request is \
+loom vectors run --kernel-cmd 'loom kernel-adapter'\n  \
+loom check --kernel-cmd 'loom kernel-adapter --readings all'\n\nExit status: 0 stdin closed, 2 usage error, or standard input or output failed (a request is \
 never a reason to exit: a malformed one gets an error answer)."
 )]
-pub struct KernelAdapterArgs {}
+pub struct KernelAdapterArgs {
+    /// Take these open points the other way (`all`: one other reading of every open
+    /// point this reference models, or a comma-separated list of reading names or GAP
+    /// ids), as a kernel written from the spec that resolved them otherwise would; its
+    /// hello then claims only the resolutions it still follows. Shows how such a kernel
+    /// is judged: resolution differences, not failures.
+    #[arg(long, value_name = "all|NAME,...")]
+    pub readings: Option<String>,
+}
 
 /// Arguments of `loom replay`.
 #[derive(Args)]
@@ -436,30 +445,45 @@ fn print_table(results: &[CaseResult]) {
             .or_default() += 1;
     }
     println!(
-        "\n{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7}",
-        "kind", "pass", "fail", "skip", "xfail", "error", "timeout"
+        "\n{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7}",
+        "kind", "pass", "fail", "skip", "xfail", "error", "timeout", "resdiff"
     );
     let get = |m: &BTreeMap<Status, u64>, s: Status| m.get(&s).copied().unwrap_or(0);
     for (kind, m) in &by_kind {
         println!(
-            "{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7}",
+            "{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7}",
             kind,
             get(m, Status::Pass),
             get(m, Status::Fail),
             get(m, Status::SkipNotClaimed) + get(m, Status::SkipUntestable),
             get(m, Status::Xfail),
             get(m, Status::Error),
-            get(m, Status::Timeout)
+            get(m, Status::Timeout),
+            get(m, Status::ResolutionDifference)
         );
     }
+    super::print_resolution_differences(results);
 }
 
 /// Runs `loom kernel-adapter`: serves the reference kernel over the stdio kernel
 /// protocol on stdin/stdout.
-pub fn kernel_adapter(_args: KernelAdapterArgs) -> u8 {
+pub fn kernel_adapter(args: KernelAdapterArgs) -> u8 {
+    let readings = match args
+        .readings
+        .as_deref()
+        .map(loom_vectors::readings::ReadingSet::parse)
+    {
+        None => loom_vectors::readings::ReadingSet::NONE,
+        Some(Ok(set)) => set,
+        Some(Err(e)) => {
+            eprintln!("error: --readings: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let kernel = loom_vectors::ReferenceKernel::with_readings(readings);
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    match loom_vectors::serve_reference_kernel(stdin.lock(), stdout.lock()) {
+    match loom_vectors::protocol::serve(&kernel, stdin.lock(), stdout.lock()) {
         Ok(()) => EXIT_OK,
         Err(e) => {
             // Reading stdin or writing stdout failed: an I/O error, not a finding.

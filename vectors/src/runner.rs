@@ -7,7 +7,15 @@
 //! `hello`; `error` when the adapter breaks, answers a typed error, or answers
 //! `unsupported` for a kind it claimed; `timeout`. Expected failures of the reference
 //! kernel ([`crate::expected_failures`]) become `xfail`, and an unexpected pass fails.
+//!
+//! Each vector is judged by its basis ([`judge`], docs/vectors.md "Basis", decision
+//! 0009) against the resolutions the kernel claims in `hello`: a kernel that claims
+//! every resolution a vector rests on is judged exactly; for one that does not, an
+//! answer equal to an alternative of an unclaimed reading passes, a difference confined
+//! to the pointers of unclaimed resolutions is a `resolution-difference` (neither a
+//! failure nor a pass), and any other difference fails.
 
+use crate::basis::{covers, judged_part, ResolutionClaims};
 use crate::format::{
     decode, FoldExpected, FoldInput, Kind, NormalizeExpected, NormalizeInput, Vector,
 };
@@ -114,6 +122,9 @@ pub struct Claims {
     pub kinds: Vec<String>,
     /// Whether this is the reference kernel (expected failures apply).
     pub is_reference: bool,
+    /// Which of the reference's resolutions of open points it follows
+    /// (`hello.resolutions`; absent: none).
+    pub resolutions: ResolutionClaims,
 }
 
 impl Claims {
@@ -130,10 +141,12 @@ impl Claims {
             })
             .unwrap_or_default();
         let is_reference = hello.get("name").and_then(Value::as_str) == Some(REFERENCE_NAME);
+        let resolutions = ResolutionClaims::from_hello(&hello);
         Claims {
             hello,
             kinds,
             is_reference,
+            resolutions,
         }
     }
 
@@ -168,8 +181,33 @@ pub fn run_vector(client: &mut dyn KernelClient, claims: &Claims, v: &Vector) ->
             format!("the adapter does not claim `{}` vectors in hello", v.kind),
         )
     } else {
-        match check(client, v) {
-            Ok(()) => CaseResult::pass(AREA, suite, &v.id, v.rules.clone()),
+        match check(client, claims, v) {
+            Ok(Judgement::Exact) => CaseResult::pass(AREA, suite, &v.id, v.rules.clone()),
+            Ok(Judgement::Alternative(reading)) => {
+                CaseResult::pass(AREA, suite, &v.id, v.rules.clone()).with_message(format!(
+                    "answered as the other reading `{reading}` allows (a listed alternative; the kernel does not claim the reference's resolution of it)"
+                ))
+            }
+            Ok(Judgement::Fail(message, failure)) => {
+                CaseResult::fail(AREA, suite, &v.id, v.rules.clone(), message, *failure)
+            }
+            Ok(Judgement::ResolutionDifference(d)) => {
+                let ResolutionDifference {
+                    message,
+                    failure,
+                    gaps,
+                } = *d;
+                let mut r = CaseResult::resolution_difference(
+                    AREA,
+                    suite,
+                    &v.id,
+                    v.rules.clone(),
+                    message,
+                    failure,
+                );
+                r.resolutions = gaps;
+                r
+            }
             Err(Outcome::Fail(message, failure)) => {
                 CaseResult::fail(AREA, suite, &v.id, v.rules.clone(), message, *failure)
             }
@@ -194,10 +232,186 @@ pub fn run_vector(client: &mut dyn KernelClient, claims: &Claims, v: &Vector) ->
             }
         }
     };
+    // What the expectation rests on; a resolution difference lists the points it
+    // differs on first.
+    let mut gaps: Vec<String> = std::mem::take(&mut result.resolutions);
+    for g in v.basis.gaps() {
+        if !gaps.iter().any(|x| x == g) {
+            gaps.push(g.to_owned());
+        }
+    }
+    result = result.with_basis(gaps);
     if claims.is_reference {
         apply_expected_failure(&mut result);
     }
     result.with_duration_ms(started.elapsed().as_millis() as u64)
+}
+
+/// How an answer measures up to a vector's expectation and basis.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judgement {
+    /// The answer is the expected one.
+    Exact,
+    /// The answer is a listed alternative of this reading, whose open points the kernel
+    /// does not claim.
+    Alternative(String),
+    /// The answer differs only where the expectation rests on resolutions the kernel
+    /// does not claim.
+    ResolutionDifference(Box<ResolutionDifference>),
+    /// The answer differs elsewhere: the message and the first such difference.
+    Fail(String, Box<Failure>),
+}
+
+/// A difference confined to the pointers of unclaimed resolutions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolutionDifference {
+    /// "differs from the reference's resolution of GAP-12
+    /// (docs/decisions/0001-fold-shapes.md) at /state/sequence", one clause per point.
+    pub message: String,
+    /// The values at the first differing pointer.
+    pub failure: Failure,
+    /// The GAP ids the answer differs on.
+    pub gaps: Vec<String>,
+}
+
+/// At most this many differing pointers are named in one message.
+pub const POINTERS_NAMED_MAX: usize = 8;
+
+/// Judges `actual` (in the shape [`judged_part`] gives the vector's expected answer)
+/// against the vector's expectation, its alternatives and its basis, for a kernel with
+/// `claims`. `what` says what was compared, for a failure's message.
+pub fn judge(v: &Vector, claims: &ResolutionClaims, actual: &Value, what: &str) -> Judgement {
+    let want = judged_part(v.kind, &v.expected);
+    if canonical_string(&want) == canonical_string(actual) {
+        return Judgement::Exact;
+    }
+    let unclaimed = |gap: &str| !claims.claims(gap);
+    // The answers this kernel may give instead: the expected one, then each
+    // alternative of a reading whose points it does not claim (with what that answer
+    // itself rests on).
+    let mut candidates: Vec<(Option<&str>, Value, Vec<&crate::basis::Resolution>)> =
+        vec![(None, want.clone(), v.basis.resolutions.iter().collect())];
+    for a in &v.alternatives {
+        if a.gaps.iter().all(|g| unclaimed(g)) {
+            let other = judged_part(v.kind, &a.expected);
+            if canonical_string(&other) == canonical_string(actual) {
+                return Judgement::Alternative(a.reading.clone());
+            }
+            candidates.push((
+                Some(a.reading.as_str()),
+                other,
+                a.resolutions.iter().chain(&v.basis.resolutions).collect(),
+            ));
+        }
+    }
+    for (_, candidate, resolutions) in &candidates {
+        let diffs = crate::readings::differing_pointers(candidate, actual, &[]);
+        let open: Vec<&&crate::basis::Resolution> =
+            resolutions.iter().filter(|r| unclaimed(&r.gap)).collect();
+        let explained = |d: &String| {
+            open.iter()
+                .find(|r| r.paths.iter().any(|p| covers(p, d)))
+                .copied()
+        };
+        if diffs.is_empty() || !diffs.iter().all(|d| explained(d).is_some()) {
+            continue;
+        }
+        let mut per_gap: Vec<(&crate::basis::Resolution, Vec<&str>)> = Vec::new();
+        for d in &diffs {
+            let Some(r) = explained(d) else { continue };
+            match per_gap.iter_mut().find(|(x, _)| x.gap == r.gap) {
+                Some((_, list)) => list.push(d),
+                None => per_gap.push((r, vec![d])),
+            }
+        }
+        let clauses: Vec<String> = per_gap
+            .iter()
+            .map(|(r, list)| {
+                format!(
+                    "differs from the reference's resolution of {} ({}) at {}",
+                    r.gap,
+                    r.decision,
+                    name_pointers(list)
+                )
+            })
+            .collect();
+        return Judgement::ResolutionDifference(Box::new(ResolutionDifference {
+            message: format!(
+                "{}; the kernel does not claim {} in hello (neither a failure nor a pass)",
+                clauses.join("; "),
+                per_gap
+                    .iter()
+                    .map(|(r, _)| r.gap.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            failure: failure_at(candidate, actual, &diffs[0]),
+            gaps: per_gap.iter().map(|(r, _)| r.gap.clone()).collect(),
+        }));
+    }
+    // A failure: name the first difference no unclaimed resolution explains (the real
+    // cause), and every differing pointer up to a count.
+    let diffs = crate::readings::differing_pointers(&want, actual, &[]);
+    let open: Vec<&crate::basis::Resolution> = v
+        .basis
+        .resolutions
+        .iter()
+        .filter(|r| unclaimed(&r.gap))
+        .collect();
+    let unexplained: Vec<&str> = diffs
+        .iter()
+        .map(String::as_str)
+        .filter(|d| !open.iter().any(|r| r.paths.iter().any(|p| covers(p, d))))
+        .collect();
+    let first = unexplained
+        .first()
+        .copied()
+        .or(diffs.first().map(String::as_str))
+        .unwrap_or("");
+    let mut message = what.to_owned();
+    if diffs.len() > 1 {
+        let all: Vec<&str> = diffs.iter().map(String::as_str).collect();
+        message.push_str(&format!(" (differs at {})", name_pointers(&all)));
+    }
+    if !open.is_empty() && unexplained.len() < diffs.len() {
+        message.push_str(&format!(
+            "; not every difference is where the vector rests on {} (unclaimed): the one at {} is not",
+            open.iter().map(|r| r.gap.as_str()).collect::<Vec<_>>().join(", "),
+            if first.is_empty() { "(root)" } else { first }
+        ));
+    }
+    Judgement::Fail(message, Box::new(failure_at(&want, actual, first)))
+}
+
+fn name_pointers(list: &[&str]) -> String {
+    let shown: Vec<&str> = list
+        .iter()
+        .take(POINTERS_NAMED_MAX)
+        .map(|p| if p.is_empty() { "(root)" } else { p })
+        .collect();
+    let mut out = shown.join(", ");
+    if list.len() > POINTERS_NAMED_MAX {
+        out.push_str(&format!(" and {} more", list.len() - POINTERS_NAMED_MAX));
+    }
+    out
+}
+
+/// The failure at `path`: the two values there (a missing key reads as null) and the
+/// event index when the pointer goes through `/events/N` or `/log/N` (below the
+/// judged part's first level).
+fn failure_at(expected: &Value, actual: &Value, path: &str) -> Failure {
+    let at = |v: &Value| v.pointer(path).cloned().unwrap_or(Value::Null);
+    let mut f = Failure::values(at(expected), at(actual)).with_path(path.to_owned());
+    let parts: Vec<&str> = path.split('/').skip(1).collect();
+    for w in parts.windows(2) {
+        if let ("events" | "log", n) = (w[0], w[1]) {
+            if let Ok(i) = n.parse::<u64>() {
+                f = f.with_event_index(i);
+                break;
+            }
+        }
+    }
+    f
 }
 
 /// Turns a listed expected failure into `xfail`, and its pass into a failure.
@@ -356,28 +570,44 @@ pub fn apply_blames(results: &mut Vec<CaseResult>, blames: Vec<Blame>) {
     }
 }
 
-fn check(client: &mut dyn KernelClient, v: &Vector) -> Result<(), Outcome> {
-    match v.kind {
-        Kind::Fold => check_fold(client, v),
-        Kind::Normalize => check_normalize(client, v),
-        Kind::Digest => {
-            let actual = call_input(client, v)?;
-            compare(&v.expected, &actual, "digest answer differs")
+/// The kernel's answer to a vector's requests in the shape [`judged_part`] gives the
+/// expected one, judged by the vector's basis; for a fold, the every-k restores are
+/// then held against the kernel's own accepted answer (SNAP-01).
+fn check(client: &mut dyn KernelClient, claims: &Claims, v: &Vector) -> Result<Judgement, Outcome> {
+    let (actual, what) = match v.kind {
+        Kind::Fold => {
+            let _: FoldInput = decode(&v.input, &v.id, "input").map_err(|e| bad_vector(v, e))?;
+            let _: FoldExpected =
+                decode(&v.expected, &v.id, "expected").map_err(|e| bad_vector(v, e))?;
+            let answer = call_input(client, v)?;
+            (
+                json!({"state": state_of(&answer)?}),
+                "fold(events) differs from the expected state",
+            )
         }
-        Kind::Ingress => {
-            let actual = strip_message(call_input(client, v)?);
-            compare(&v.expected, &actual, "ingress answer differs")
-        }
-        Kind::Emit => {
-            let actual = strip_message(call_input(client, v)?);
-            compare(&v.expected, &actual, "emit validation answer differs")
-        }
+        Kind::Normalize => normalize_answer(client, v)?,
+        Kind::Digest => (call_input(client, v)?, "digest answer differs"),
+        Kind::Ingress => (
+            strip_message(call_input(client, v)?),
+            "ingress answer differs",
+        ),
+        Kind::Emit => (
+            strip_message(call_input(client, v)?),
+            "emit validation answer differs",
+        ),
         Kind::Runtime => {
             let actual = call_input(client, v)?;
-            let actual = crate::scrub::scrub_answer(&actual).map_err(Outcome::Bad)?;
-            compare(&v.expected, &actual, "runtime scenario log differs")
+            (
+                crate::scrub::scrub_answer(&actual).map_err(Outcome::Bad)?,
+                "runtime scenario log differs",
+            )
         }
+    };
+    let judgement = judge(v, &claims.resolutions, &actual, what);
+    if v.kind == Kind::Fold && !matches!(judgement, Judgement::Fail(..)) {
+        check_every_k(client, v, &actual["state"])?;
     }
+    Ok(judgement)
 }
 
 /// Drops the human-readable `message` of a refusal: vectors pin names and reasons only.
@@ -400,17 +630,12 @@ fn state_of(answer: &Value) -> Result<&Value, Outcome> {
     })
 }
 
-fn check_fold(client: &mut dyn KernelClient, v: &Vector) -> Result<(), Outcome> {
+/// fold(snapshot at every k, tail) against the kernel's own accepted `state` (the
+/// expected one, an alternative or a resolution difference): SNAP-01.
+fn check_every_k(client: &mut dyn KernelClient, v: &Vector, state: &Value) -> Result<(), Outcome> {
     let input: FoldInput = decode(&v.input, &v.id, "input").map_err(|e| bad_vector(v, e))?;
     let expected: FoldExpected =
         decode(&v.expected, &v.id, "expected").map_err(|e| bad_vector(v, e))?;
-    let answer = call_input(client, v)?;
-    compare(
-        &expected.state,
-        state_of(&answer)?,
-        "fold(events) differs from the expected state",
-    )
-    .map_err(|o| prefix_path(o, "/state"))?;
     if !expected.every_k || input.events.len() > EVERY_K_EVENTS_MAX {
         return Ok(());
     }
@@ -429,7 +654,7 @@ fn check_fold(client: &mut dyn KernelClient, v: &Vector) -> Result<(), Outcome> 
             "events": &input.events[k + 1..],
         });
         let restored = client.call("foldFrom", &params)?;
-        if let Err(Outcome::Fail(_, failure)) = compare(&expected.state, state_of(&restored)?, "") {
+        if let Err(Outcome::Fail(_, failure)) = compare(state, state_of(&restored)?, "") {
             return Err(Outcome::Fail(
                 format!("fold(snapshot at event {k}, tail) differs from fold(events) (SNAP-01)"),
                 Box::new(failure.with_event_index(k as u64)),
@@ -439,38 +664,32 @@ fn check_fold(client: &mut dyn KernelClient, v: &Vector) -> Result<(), Outcome> 
     Ok(())
 }
 
-fn check_normalize(client: &mut dyn KernelClient, v: &Vector) -> Result<(), Outcome> {
+/// `normalizeSnapshot(snapshot)` and `foldFrom(snapshot, tail)`, as
+/// `{normalized, restored}`.
+fn normalize_answer(
+    client: &mut dyn KernelClient,
+    v: &Vector,
+) -> Result<(Value, &'static str), Outcome> {
     let input: NormalizeInput = decode(&v.input, &v.id, "input").map_err(|e| bad_vector(v, e))?;
     let expected: NormalizeExpected =
         decode(&v.expected, &v.id, "expected").map_err(|e| bad_vector(v, e))?;
     let snapshot = serde_json::to_value(&input.snapshot).unwrap_or(Value::Null);
     let normalized = client.call("normalizeSnapshot", &json!({ "snapshot": &snapshot }))?;
-    compare(
-        &expected.normalized,
-        state_of(&normalized)?,
-        "normalizeSnapshot(snapshot) differs",
-    )
-    .map_err(|o| prefix_path(o, "/normalized"))?;
+    let normalized = state_of(&normalized)?.clone();
     let restored = client.call(
         "foldFrom",
         &json!({"snapshot": &snapshot, "events": &input.tail}),
     )?;
-    compare(
-        &expected.restored,
-        state_of(&restored)?,
-        "foldFrom(snapshot, tail) differs",
-    )
-    .map_err(|o| prefix_path(o, "/restored"))
-}
-
-fn prefix_path(o: Outcome, prefix: &str) -> Outcome {
-    match o {
-        Outcome::Fail(m, mut f) => {
-            f.path = Some(format!("{prefix}{}", f.path.unwrap_or_default()));
-            Outcome::Fail(m, f)
-        }
-        other => other,
-    }
+    let restored = state_of(&restored)?.clone();
+    let what = if canonical_string(&expected.normalized) != canonical_string(&normalized) {
+        "normalizeSnapshot(snapshot) differs"
+    } else {
+        "foldFrom(snapshot, tail) differs"
+    };
+    Ok((
+        json!({"normalized": normalized, "restored": restored}),
+        what,
+    ))
 }
 
 /// Compares two JSON values as canonical bytes; on a difference, the failure names

@@ -7,8 +7,15 @@
 //! hang-on-digest (never answers), garbage-on-emit (writes non-JSON), wrong-id-on-
 //! normalize (answers another id), hello-without-syscalls (advertises kernelAbiVersion
 //! without the syscall list, ABI-05). `--bug none` serves the plain reference kernel.
+//!
+//! `wrong-kernel --readings all` (or a comma-separated list of reading names or GAP
+//! ids, `loom_vectors::readings`) serves the reference taking those open points the
+//! other way, as a kernel written from the spec that chose differently would: its
+//! `hello` claims only the resolutions it still follows. With `--bug` as well, it has
+//! that bug too (a spec-breaking bug the resolution judging must still fail).
 
 use loom_vectors::protocol::Handler;
+use loom_vectors::readings::ReadingSet;
 use loom_vectors::wrong::Bug;
 use loom_vectors::ReferenceKernel;
 use serde_json::{json, Value};
@@ -16,14 +23,25 @@ use std::io::{BufRead, Write};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let name = match args
-        .iter()
-        .position(|a| a == "--bug")
-        .and_then(|i| args.get(i + 1))
-    {
-        Some(n) => n.clone(),
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let readings = match value("--readings").map(|r| ReadingSet::parse(&r)) {
+        None => ReadingSet::NONE,
+        Some(Ok(set)) => set,
+        Some(Err(e)) => {
+            eprintln!("wrong-kernel: {e}");
+            std::process::exit(2);
+        }
+    };
+    let name = match value("--bug") {
+        Some(n) => n,
+        None if !readings.is_empty() => "none".to_owned(),
         None => {
-            eprintln!("usage: wrong-kernel --bug NAME");
+            eprintln!("usage: wrong-kernel --bug NAME [--readings all|NAME,...]");
             std::process::exit(2);
         }
     };
@@ -34,7 +52,7 @@ fn main() {
         "wrong-id-on-normalize",
         "hello-without-syscalls",
     ];
-    let kernel = match (name.as_str(), Bug::parse(&name)) {
+    let mut kernel = match (name.as_str(), Bug::parse(&name)) {
         ("none", _) => ReferenceKernel::default(),
         (_, Some(bug)) => ReferenceKernel::with_bug(bug),
         (n, None) if harness.contains(&n) => ReferenceKernel::default(),
@@ -43,6 +61,7 @@ fn main() {
             std::process::exit(2);
         }
     };
+    kernel.readings = readings;
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines() {
