@@ -96,11 +96,104 @@ fn spi_20_explore_finds_a_planted_adapter_bug_and_its_replay_fails_until_fixed(p
     assert!(!clean.join(REPLAY_FILE_NAME).exists());
 }
 
+/// The example adapter behind the hostile proxy (tests/adapters/hostile.py), meeting
+/// `mode` at request `n` in its first process only.
+fn hostile(python: &str, mode: &str, n: u32) -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    format!(
+        "cmd:{python} {root}/tests/adapters/hostile.py {mode} {n} -- {python} {root}/examples/python-sqlite-store/adapter.py"
+    )
+}
+
+fn explore_with(store: &str, out: &Path, once: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "conform",
+        "--store",
+        store,
+        "--explore",
+        "--cases",
+        "20",
+        "--seed",
+        EXPLORE_SEED,
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_loom"));
+    cmd.args(&args).env("LOOM_TEST_ONCE", once);
+    cmd.output().expect("loom runs")
+}
+
+/// A step the adapter does not answer in time is a `timeout` naming the step and its
+/// request (method and id), with a replay file; the campaign does not shrink it.
+fn explore_reports_a_hang_as_a_timeout_naming_the_step_and_its_request(python: &str) {
+    let out = scratch("hang");
+    let once = scratch("hang-once").join("once");
+    let o = explore_with(
+        &hostile(python, "hang", 40),
+        &out,
+        &once,
+        &["--timeout-ms", "400"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("timeout at step"), "{}", show(&o));
+    assert!(
+        stdout.contains("(id "),
+        "the request is named: {}",
+        show(&o)
+    );
+    assert!(
+        stdout.contains("400 ms"),
+        "the limit is named: {}",
+        show(&o)
+    );
+    assert!(out.join(REPLAY_FILE_NAME).exists(), "{}", show(&o));
+}
+
+/// An adapter that dies during the campaign is reported with the operation, its own
+/// stderr and a replay file, not as restarts exhausted.
+fn explore_reports_an_adapter_crash_with_its_operation_stderr_and_a_replay_file(python: &str) {
+    let out = scratch("crash");
+    let once = scratch("crash-once").join("once");
+    let o = explore_with(&hostile(python, "partial-exit", 40), &out, &once, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("the adapter failed at step"),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stdout.contains("hostile proxy"),
+        "its stderr is quoted: {}",
+        show(&o)
+    );
+    assert!(!stdout.contains("restarted 32 times"), "{}", show(&o));
+    let file = out.join(REPLAY_FILE_NAME);
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{}", file.display(), show(&o)));
+    assert!(text.contains("\"fault\": \"crash\""), "{text}");
+}
+
 fn main() -> std::process::ExitCode {
     use loom_test_support::{needs, run, Tool};
-    run(vec![needs(
-        Tool::Python3,
-        "spi_20_explore_finds_a_planted_adapter_bug_and_its_replay_fails_until_fixed",
-        spi_20_explore_finds_a_planted_adapter_bug_and_its_replay_fails_until_fixed,
-    )])
+    run(vec![
+        needs(
+            Tool::Python3,
+            "spi_20_explore_finds_a_planted_adapter_bug_and_its_replay_fails_until_fixed",
+            spi_20_explore_finds_a_planted_adapter_bug_and_its_replay_fails_until_fixed,
+        ),
+        needs(
+            Tool::Python3,
+            "explore_reports_a_hang_as_a_timeout_naming_the_step_and_its_request",
+            explore_reports_a_hang_as_a_timeout_naming_the_step_and_its_request,
+        ),
+        needs(
+            Tool::Python3,
+            "explore_reports_an_adapter_crash_with_its_operation_stderr_and_a_replay_file",
+            explore_reports_an_adapter_crash_with_its_operation_stderr_and_a_replay_file,
+        ),
+    ])
 }

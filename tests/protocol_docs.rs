@@ -60,3 +60,41 @@ fn both_protocol_documents_state_the_runner_s_limits() {
         }
     }
 }
+
+/// store.md's "Out-of-range ids" table is the kits' table
+/// (`loom_conformance::ids::ID_VALIDATION`), row for row: the same methods, the same id
+/// arguments, the same answer (`invalid-argument`, or the unknown-id answer it names).
+#[test]
+fn gap_27_store_md_id_validation_table_is_the_kits_table() {
+    use loom_conformance::ids::{OutOfRange, ID_VALIDATION};
+    let text = std::fs::read_to_string(format!("{ROOT}/docs/protocols/store.md")).unwrap();
+    let section = text
+        .split("### Out-of-range ids")
+        .nth(1)
+        .expect("store.md has an \"Out-of-range ids\" section");
+    let section = section.split("\n### ").next().unwrap_or("");
+    let cell = |c: &str| c.trim().trim_matches('`').to_string();
+    let documented: Vec<(String, String, String)> = section
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').collect();
+            assert_eq!(cells.len(), 3, "a row of three cells: {l}");
+            (cell(cells[0]), cell(cells[1]), cells[2].trim().to_string())
+        })
+        .collect();
+    let kits: Vec<(String, String, String)> = ID_VALIDATION
+        .iter()
+        .map(|r| {
+            let answer = match r.out_of_range {
+                OutOfRange::Refused => "`invalid-argument`".to_string(),
+                OutOfRange::AsUnknown => format!("as for an unknown id: {}", r.unknown_answer),
+            };
+            (r.method.to_string(), r.argument.to_string(), answer)
+        })
+        .collect();
+    assert_eq!(
+        documented, kits,
+        "store.md's out-of-range id table differs from the kits'"
+    );
+}

@@ -308,6 +308,7 @@ macro_rules! event_store_conformance {
                 spi_09_delete_through_at_zero_head_and_past_head,
                 spi_13_exactly_full_last_page_has_no_cursor,
                 spi_14_copy_prefix_checks_in_order,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };
@@ -334,6 +335,7 @@ macro_rules! snapshot_store_conformance {
                 spi_15_latest_of_many_snapshots,
                 spi_16_prune_at_zero_at_a_snapshot_and_past_the_latest,
                 spi_15_values_read_back_identical,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };
@@ -360,6 +362,7 @@ macro_rules! archive_store_conformance {
                 spi_19_sequences_must_strictly_ascend,
                 spi_19_batch_limit_from_both_sides,
                 spi_19_values_read_back_identical,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };
@@ -400,6 +403,7 @@ macro_rules! branch_registry_conformance {
                 gap_19_invalid_records_refused,
                 gap_19_chain_limit_from_both_sides,
                 gap_19_children_in_byte_order_and_checks_in_order,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };
@@ -426,6 +430,7 @@ macro_rules! dispatcher_conformance {
                 place_02_execution_id_reused_after_completion,
                 place_07_dispatch_checks_in_order,
                 place_03_package_reads_back_identical,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };
@@ -446,6 +451,7 @@ macro_rules! timer_store_conformance {
                 ref_timers_due_limit_is_bounded,
                 ref_timers_due_boundaries_and_numeric_order,
                 ref_timers_reschedule_after_cancel_and_byte_order,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };
@@ -474,6 +480,7 @@ macro_rules! content_store_conformance {
                 spi_20_digest_spelling_is_exact,
                 spi_20_bytes_read_back_identical,
                 spi_20_several_owners_of_the_same_bytes,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };
@@ -499,6 +506,7 @@ macro_rules! durable_state_store_conformance {
                 spi_20_state_value_limit_from_both_sides,
                 spi_20_state_values_read_back_identical,
                 spi_20_state_conflict_facts_from_both_sides,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };
@@ -523,6 +531,7 @@ macro_rules! read_model_store_conformance {
                 spi_20_document_limit_from_both_sides,
                 spi_20_documents_read_back_identical,
                 spi_20_query_is_in_byte_order_of_ids,
+                gap_27_out_of_range_ids_follow_the_table,
             ]
         );
     };

@@ -59,6 +59,12 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_millis(loom_process::HELLO_TI
 pub const LINE_BYTES_MAX: usize = loom_process::LINE_BYTES_MAX_DEFAULT;
 /// Most adapter restarts in one run; after that every call fails fast.
 pub const RESTARTS_MAX: u32 = loom_process::RESTARTS_MAX_DEFAULT;
+/// How a `backend` error made from an adapter crash or garbled output begins (the rest is
+/// the runner's message, ending with the adapter's stderr).
+pub const FAULT_PREFIX: &str = "adapter fault: ";
+/// How a `backend` error made from an adapter that did not answer in time begins.
+pub const TIMEOUT_PREFIX: &str = "adapter timeout: ";
+
 /// What the runner calls the program in messages.
 pub const ROLE: &str = "store adapter";
 
@@ -297,7 +303,12 @@ impl StdioStore {
             Err(fault) => {
                 let message = fault.message.clone();
                 s.record(Fault::from_process(&fault));
-                return Err(StoreError::backend(format!("adapter fault: {message}")));
+                let prefix = if fault.kind.is_timeout() {
+                    TIMEOUT_PREFIX
+                } else {
+                    FAULT_PREFIX
+                };
+                return Err(StoreError::backend(format!("{prefix}{message}")));
             }
         };
         let id = answer.get("id").cloned().unwrap_or(Value::Null);
@@ -309,7 +320,7 @@ impl StdioStore {
                 status: Status::Error,
                 message: message.clone(),
             });
-            StoreError::backend(format!("adapter fault: {message}"))
+            StoreError::backend(format!("{FAULT_PREFIX}{message}"))
         };
         match answer.get("error") {
             Some(error) => match decode_error(error) {

@@ -810,9 +810,11 @@ export class MemoryStore {
   statePut(p) {
     const key = checkId("key", p.key);
     checkDocument(p.value);
-    const expected = p.expectedVersion === null || p.expectedVersion === undefined
+    const presented = p.expectedVersion === null || p.expectedVersion === undefined
       ? null
       : checkSeq("expectedVersion", p.expectedVersion);
+    // 0 is "absent", as the conflict facts spell it (decision 0006).
+    const expected = presented === 0n ? null : presented;
     const row = this.state.get(key);
     const current = row && row.live ? row.version : null;
     if (current !== expected) {

@@ -786,6 +786,8 @@ class Store:
         text = check_document(p["value"])
         if expected is not None:
             check_seq("expectedVersion", expected)
+        if expected == 0:
+            expected = None  # 0 is "absent", as the conflict facts spell it (decision 0006)
         row = self.state_row(key)
         current = row[1] if row is not None and row[2] else None
         if current != expected:

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use loom_props::explore::stores::{run_on, Mode};
+use loom_props::explore::stores::{run_on_with, Mode};
 use loom_props::explore::{ExploreOptions, ReplayFile};
 use loom_report::{Environment, Report};
 use serde_json::Value;
@@ -23,7 +23,7 @@ pub const REPLAY_FILE_NAME: &str = "explore-replay.json";
 pub fn run(args: &ConformArgs) -> u8 {
     let (mode, case_id) = match &args.replay {
         Some(path) => match ReplayFile::read(path) {
-            Ok(file) => (Mode::Replay(file), format!("replay {}", super::shown(path))),
+            Ok(file) => (Mode::Replay(Box::new(file)), format!("replay {}", super::shown(path))),
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_USAGE;
@@ -73,7 +73,12 @@ pub fn run(args: &ConformArgs) -> u8 {
             ),
         }
     }
-    let outcome = match run_on(&args.store, &mode) {
+    let outcome = match run_on_with(
+        &args.store,
+        &mode,
+        Duration::from_millis(args.adapter.timeout_ms),
+        Duration::from_millis(args.adapter.hello_timeout_ms),
+    ) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("error: {e}");

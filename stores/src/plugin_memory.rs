@@ -216,6 +216,9 @@ impl DurableStateStore for MemoryDurableStateStore {
     ) -> Result<u64, StoreError> {
         check_name("key", key)?;
         check_document(&value)?;
+        // `expectedVersion: 0` is "absent", as the conflict facts spell absence (GAP-27,
+        // decision 0006): no key is ever at version 0.
+        let expected_version = expected_version.filter(|v| *v != 0);
         let mut state = lock(&self.state)?;
         let current = state.live.get(key).map(|v| v.version);
         if current != expected_version {

@@ -254,6 +254,9 @@ impl DurableStateStore for PgDurableStateStore {
     ) -> Result<u64, StoreError> {
         check_name("key", key)?;
         check_document(&value)?;
+        // `expectedVersion: 0` is "absent", as the conflict facts spell absence (GAP-27,
+        // decision 0006): no key is ever at version 0.
+        let expected_version = expected_version.filter(|v| *v != 0);
         let mut client = self.db.client.lock().await;
         let tx_ = client.transaction().await.map_err(backend)?;
         let tx = self.db.q(&tx_);

@@ -237,6 +237,9 @@ impl DurableStateStore for SqliteDurableStateStore {
     ) -> Result<u64, StoreError> {
         check_name("key", key)?;
         let text = check_document(&value)?;
+        // `expectedVersion: 0` is "absent", as the conflict facts spell absence (GAP-27,
+        // decision 0006): no key is ever at version 0.
+        let expected_version = expected_version.filter(|v| *v != 0);
         self.db.write(|tx| {
             let row = state_row(tx, key)?;
             let current = row.and_then(|(v, live)| live.then_some(v));

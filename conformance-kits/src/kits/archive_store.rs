@@ -23,6 +23,7 @@ crate::__kit_cases! {
         spi_19_sequences_must_strictly_ascend => ["SPI-19"], "1.0.0", [];
         spi_19_batch_limit_from_both_sides => ["SPI-19", "SPI-18"], "1.0.0", [];
         spi_19_values_read_back_identical => ["SPI-19"], "1.0.0", [];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-19"], "1.0.0", [];
     ]
 }
 
@@ -423,5 +424,50 @@ pub async fn spi_19_values_read_back_identical<S: ArchiveStore>(store: &S, cx: &
         again == 0,
         "re-archiving identical envelopes reported {again} new"
     );
+    Ok(Outcome::Pass)
+}
+
+/// Every archive-store method answers an empty or over-long id as the id-validation table says
+/// (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md): the writes refuse it, the reads and deletes answer as for an unknown id
+/// (GAP-27).
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    let _ = cx;
+    let caps = store.capabilities();
+    for rule in rules_of("archiveStore") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let answer = match (rule.method, rule.argument) {
+                ("archiveStore.archive", _) => id_answer(
+                    store.archive(b, crate::case::events(b, 0, 1, "a")).await,
+                    |_| false,
+                ),
+                ("archiveStore.readArchived", _) => id_answer(
+                    store.read_archived(b).await,
+                    |r| matches!(r, Ok(v) if v.is_empty()),
+                ),
+                ("archiveStore.replaceSegments", _)
+                    if caps.claims(loom_kernel::spi::ArchiveStoreMethod::ReplaceSegments) =>
+                {
+                    id_answer(
+                        store
+                            .replace_segments(b, crate::case::events(b, 0, 1, "a"))
+                            .await,
+                        |_| false,
+                    )
+                }
+                ("archiveStore.deleteExecution", _)
+                    if caps.claims(loom_kernel::spi::ArchiveStoreMethod::DeleteExecution) =>
+                {
+                    id_answer(store.delete_execution(b).await, |r| matches!(r, Ok(0)))
+                }
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
+    }
     Ok(Outcome::Pass)
 }

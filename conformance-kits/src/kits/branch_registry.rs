@@ -12,6 +12,7 @@ crate::__kit_cases! {
         gap_19_invalid_records_refused => ["GAP-19"], "1.0.0", [];
         gap_19_chain_limit_from_both_sides => ["GAP-19"], "1.0.0", [];
         gap_19_children_in_byte_order_and_checks_in_order => ["GAP-19"], "1.0.0", [];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "GAP-19"], "1.0.0", [];
     ]
 }
 
@@ -248,5 +249,55 @@ pub async fn gap_19_children_in_byte_order_and_checks_in_order<R: BranchRegistry
         "invalid-argument",
         "a registered child naming itself as parent",
     )?;
+    Ok(Outcome::Pass)
+}
+
+/// Every branch-registry method answers an empty or over-long id as the id-validation table says
+/// (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md): `register` refuses it as child or parent, `get` and `children` answer as for an unknown id
+/// (GAP-27).
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: BranchRegistry>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    let _ = cx;
+    for rule in rules_of("branchRegistry") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let answer = match (rule.method, rule.argument) {
+                ("branchRegistry.register", "record.executionId") => id_answer(
+                    store
+                        .register(loom_kernel::spi::BranchRecord {
+                            execution_id: bad.clone(),
+                            parent_execution_id: cx.id("gap_27-parent"),
+                            forked_at_sequence: 0,
+                            chain: vec![],
+                        })
+                        .await,
+                    |_| false,
+                ),
+                ("branchRegistry.register", _) => id_answer(
+                    store
+                        .register(loom_kernel::spi::BranchRecord {
+                            execution_id: cx.id("gap_27-child"),
+                            parent_execution_id: bad.clone(),
+                            forked_at_sequence: 0,
+                            chain: vec![],
+                        })
+                        .await,
+                    |_| false,
+                ),
+                ("branchRegistry.get", _) => {
+                    id_answer(store.get(b).await, |r| matches!(r, Ok(None)))
+                }
+                ("branchRegistry.children", _) => id_answer(
+                    store.children(b).await,
+                    |r| matches!(r, Ok(v) if v.is_empty()),
+                ),
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
+    }
     Ok(Outcome::Pass)
 }

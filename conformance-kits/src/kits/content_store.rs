@@ -36,6 +36,7 @@ crate::__kit_cases! {
         spi_20_digest_spelling_is_exact => ["SPI-20"], "1.0.0", [];
         spi_20_bytes_read_back_identical => ["SPI-20"], "1.0.0", [];
         spi_20_several_owners_of_the_same_bytes => ["SPI-20"], "1.5.0", ["SPI 1.5.0", "contentAccess"];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-20"], "1.5.0", ["SPI 1.5.0", "contentAccess"];
     ]
 }
 
@@ -603,5 +604,43 @@ pub async fn spi_20_several_owners_of_the_same_bytes<S: ContentStore>(
         "invalid-argument",
         "an owner of ID_BYTES_MAX + 1 bytes",
     )?;
+    Ok(Outcome::Pass)
+}
+
+/// Every content-store method answers an empty or over-long id as the id-validation table says
+/// (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md): an empty or over-long owner is refused by `put` and `get` (when the store claims `contentAccess`)
+/// (GAP-27).
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: ContentStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    require_version!(store.capabilities(), "1.5.0");
+    require_claims!(store.capabilities(), M::ContentAccess);
+    let _ = cx;
+    for rule in rules_of("contentStore") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let answer = match (rule.method, rule.argument) {
+                ("contentStore.put", _) => id_answer(
+                    store
+                        .put(b"owned".to_vec(), Some(ContentAccess::new(b)))
+                        .await,
+                    |_| false,
+                ),
+                ("contentStore.get", _) => id_answer(
+                    store
+                        .get(
+                            &loom_kernel::spi::plugin::content_digest(b"owned"),
+                            Some(ContentAccess::new(b)),
+                        )
+                        .await,
+                    |_| false,
+                ),
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
+    }
     Ok(Outcome::Pass)
 }

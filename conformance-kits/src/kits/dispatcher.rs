@@ -20,6 +20,7 @@ crate::__kit_cases! {
         place_02_execution_id_reused_after_completion => ["PLACE-02"], "1.0.0", [];
         place_07_dispatch_checks_in_order => ["PLACE-07", "PLACE-02"], "1.0.0", [];
         place_03_package_reads_back_identical => ["PLACE-03"], "1.0.0", [];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "PLACE-07"], "1.0.0", [];
     ]
 }
 
@@ -565,5 +566,57 @@ pub async fn place_03_package_reads_back_identical<D: ExecutionDispatcher>(
             && renewed.deadline_ms > lease.deadline_ms,
         "renewing {lease:?} gave {renewed:?}"
     );
+    Ok(Outcome::Pass)
+}
+
+/// Every dispatcher method answers an empty or over-long id as the id-validation table says
+/// (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md): `registerTarget`, `dispatch` and a claim's worker refuse it, a claim for such a target answers `not-found` as for any unregistered target
+/// (GAP-27).
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: ExecutionDispatcher>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    let _ = cx;
+    ok(store.register_target("cpu").await, "registerTarget cpu")?;
+    for rule in rules_of("dispatcher") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let answer = match (rule.method, rule.argument) {
+                ("dispatcher.registerTarget", _) => {
+                    id_answer(store.register_target(b).await, |_| false)
+                }
+                ("dispatcher.dispatch", "package.executionId") => id_answer(
+                    store
+                        .dispatch(loom_kernel::spi::ExecutionPackage {
+                            execution_id: bad.clone(),
+                            flow_id: "f".into(),
+                            resume_hint: None,
+                            compute_target: None,
+                        })
+                        .await,
+                    |_| false,
+                ),
+                ("dispatcher.dispatch", _) => id_answer(
+                    store
+                        .dispatch(loom_kernel::spi::ExecutionPackage {
+                            execution_id: cx.id("gap_27-pinned"),
+                            flow_id: "f".into(),
+                            resume_hint: None,
+                            compute_target: Some(bad.clone()),
+                        })
+                        .await,
+                    |_| false,
+                ),
+                ("dispatcher.claim", "target") => id_answer(
+                    store.claim(b, "w", 0).await,
+                    |r| matches!(r, Err(e) if e.kind.name() == "not-found"),
+                ),
+                ("dispatcher.claim", _) => id_answer(store.claim("cpu", b, 0).await, |_| false),
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
+    }
     Ok(Outcome::Pass)
 }

@@ -27,6 +27,7 @@ crate::__kit_cases! {
         spi_20_state_value_limit_from_both_sides => ["SPI-20"], "1.0.0", [];
         spi_20_state_values_read_back_identical => ["SPI-20"], "1.0.0", [];
         spi_20_state_conflict_facts_from_both_sides => ["SPI-20"], "1.0.0", [];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-20"], "1.0.0", [];
     ]
 }
 
@@ -118,6 +119,20 @@ pub async fn spi_20_state_create_of_existing_key_is_conflict<S: DurableStateStor
         "conflict",
         "second create",
     )?;
+    let e = err_kind(
+        store.put(key, json!(3), Some(0)).await,
+        "conflict",
+        "a create spelled expectedVersion 0",
+    )?;
+    ensure!(
+        e.kind
+            == loom_kernel::spi::StoreErrorKind::Conflict {
+                expected_next: 0,
+                actual_next: 1
+            },
+        "a create spelled 0 on {key} (at 1): facts {}",
+        kind_json(&e.kind)
+    );
     let got = ok(store.get(key).await, "get")?;
     ensure!(
         got == Some(Versioned {
@@ -125,6 +140,15 @@ pub async fn spi_20_state_create_of_existing_key_is_conflict<S: DurableStateStor
             version: 1
         }),
         "the refused create changed the key: {got:?}"
+    );
+    // `expectedVersion: 0` means "absent", as the facts spell it (GAP-27, decision 0006).
+    let zero = &*cx.id("spi_20-create-zero");
+    ensure!(
+        ok(
+            store.put(zero, json!(1), Some(0)).await,
+            "create expecting 0"
+        )? == 1,
+        "a create expecting version 0 did not make version 1"
     );
     Ok(Outcome::Pass)
 }
@@ -476,5 +500,31 @@ pub async fn spi_20_state_conflict_facts_from_both_sides<S: DurableStateStore>(
         "put at the deleted version on {key}: facts {}",
         kind_json(&e.kind)
     );
+    Ok(Outcome::Pass)
+}
+
+/// Every durable-state method answers an empty or over-long id as the id-validation table says
+/// (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md): every method refuses an empty or over-long key
+/// (GAP-27).
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: DurableStateStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    let _ = cx;
+    for rule in rules_of("durableStateStore") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let answer = match (rule.method, rule.argument) {
+                ("durableStateStore.get", _) => id_answer(store.get(b).await, |_| false),
+                ("durableStateStore.put", _) => {
+                    id_answer(store.put(b, json!(1), None).await, |_| false)
+                }
+                ("durableStateStore.delete", _) => id_answer(store.delete(b, 1).await, |_| false),
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
+    }
     Ok(Outcome::Pass)
 }

@@ -66,6 +66,7 @@ crate::__kit_cases! {
         spi_09_delete_through_at_zero_head_and_past_head => ["SPI-09", "GAP-27"], "2.6.0", ["deleteThrough"];
         spi_13_exactly_full_last_page_has_no_cursor => ["SPI-13"], "1.2.0", ["listExecutionsPage"];
         spi_14_copy_prefix_checks_in_order => ["SPI-14", "GAP-27"], "1.0.0", ["copyPrefix"];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-23"], "1.0.0", [];
     ]
 }
 
@@ -2055,5 +2056,83 @@ pub async fn spi_14_copy_prefix_checks_in_order<S: EventStore>(store: &S, cx: &C
             "a compacted source and a live target",
         )?;
     }
+    Ok(Outcome::Pass)
+}
+
+/// Every event-store method answers an empty or over-long id as the id-validation table
+/// says (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md):
+/// writes refuse it with `invalid-argument`, reads and deletes answer as for an unknown
+/// id (GAP-27). Unclaimed methods are skipped.
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    let caps = store.capabilities();
+    let live = &*cx.id("gap_27-ids-live");
+    ok(
+        store.append(live, 0, events(live, 0, 1, "s"), None).await,
+        "append a live stream",
+    )?;
+    let zero = Anchor {
+        incarnation: 0,
+        next_sequence: 0,
+        fence: 0,
+    };
+    for rule in rules_of("eventStore") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let claimed = |m: M| caps.claims(m);
+            let answer = match (rule.method, rule.argument) {
+                ("eventStore.append", _) => {
+                    id_answer(store.append(b, 0, events(b, 0, 1, "s"), None).await, |_| {
+                        false
+                    })
+                }
+                ("eventStore.read", _) => {
+                    id_answer(store.read(b).await, |r| matches!(r, Ok(v) if v.is_empty()))
+                }
+                ("eventStore.readRange", _) if claimed(M::ReadRange) => id_answer(
+                    store.read_range(b, 0, 0).await,
+                    |r| matches!(r, Ok(v) if v.is_empty()),
+                ),
+                ("eventStore.acquireFence", _) if claimed(M::AcquireFence) => {
+                    id_answer(store.acquire_fence(b).await, |_| false)
+                }
+                ("eventStore.acquireFenceIf", _) if claimed(M::AcquireFenceIf) => {
+                    id_answer(store.acquire_fence_if(b, None).await, |_| false)
+                }
+                ("eventStore.observe", _) if claimed(M::AppendIfUnchanged) => {
+                    id_answer(store.observe(b).await, |r| matches!(r, Ok(a) if *a == zero))
+                }
+                ("eventStore.appendIfUnchanged", _) if claimed(M::AppendIfUnchanged) => id_answer(
+                    store
+                        .append_if_unchanged(b, zero, events(b, 0, 1, "s"))
+                        .await,
+                    |_| false,
+                ),
+                ("eventStore.deleteThrough", _) if claimed(M::DeleteThrough) => id_answer(
+                    store.delete_through(b, 0).await,
+                    |r| matches!(r, Err(e) if e.kind.name() == "not-found"),
+                ),
+                ("eventStore.copyPrefix", "source") if claimed(M::CopyPrefix) => id_answer(
+                    store.copy_prefix(b, &cx.id("gap_27-ids-copy"), 0).await,
+                    |_| false,
+                ),
+                ("eventStore.copyPrefix", "target") if claimed(M::CopyPrefix) => {
+                    id_answer(store.copy_prefix(live, b, 0).await, |_| false)
+                }
+                ("eventStore.deleteExecution", _) if claimed(M::DeleteExecution) => {
+                    id_answer(store.delete_execution(b).await, |r| matches!(r, Ok(false)))
+                }
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
+    }
+    ensure!(
+        ok(store.list_executions().await, "listExecutions")? == vec![live.to_string()],
+        "the out-of-range probes left streams behind"
+    );
     Ok(Outcome::Pass)
 }

@@ -23,6 +23,7 @@ crate::__kit_cases! {
         spi_20_document_limit_from_both_sides => ["SPI-20"], "1.0.0", [];
         spi_20_documents_read_back_identical => ["SPI-20"], "1.0.0", [];
         spi_20_query_is_in_byte_order_of_ids => ["SPI-20"], "1.0.0", [];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-20"], "1.0.0", [];
     ]
 }
 
@@ -384,6 +385,50 @@ pub async fn spi_20_query_is_in_byte_order_of_ids<S: ReadModelStore>(
             got == want,
             "paging {c} by {limit} gave {got:?}, expected byte order {want:?}"
         );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Every read-model method answers an empty or over-long id as the id-validation table says
+/// (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md): every method refuses an empty or over-long collection or document id
+/// (GAP-27).
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: ReadModelStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    let _ = cx;
+    let c = &*cx.id("gap_27-c");
+    for rule in rules_of("readModelStore") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let answer = match (rule.method, rule.argument) {
+                ("readModelStore.upsert", "collection") => {
+                    id_answer(store.upsert(b, "d", json!(1)).await, |_| false)
+                }
+                ("readModelStore.upsert", _) => {
+                    id_answer(store.upsert(c, b, json!(1)).await, |_| false)
+                }
+                ("readModelStore.get", "collection") => {
+                    id_answer(store.get(b, "d").await, |_| false)
+                }
+                ("readModelStore.get", _) => id_answer(store.get(c, b).await, |_| false),
+                ("readModelStore.query", _) => id_answer(
+                    store
+                        .query(
+                            b,
+                            loom_kernel::spi::QueryOptions {
+                                limit: 10,
+                                cursor: None,
+                            },
+                        )
+                        .await,
+                    |_| false,
+                ),
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
     }
     Ok(Outcome::Pass)
 }

@@ -26,6 +26,7 @@ crate::__kit_cases! {
         spi_15_latest_of_many_snapshots => ["SPI-15", "SPI-17"], "1.0.0", [];
         spi_16_prune_at_zero_at_a_snapshot_and_past_the_latest => ["SPI-16"], "1.2.0", ["pruneSnapshots"];
         spi_15_values_read_back_identical => ["SPI-15"], "1.0.0", [];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-15"], "1.0.0", [];
     ]
 }
 
@@ -456,5 +457,56 @@ pub async fn spi_15_values_read_back_identical<S: SnapshotStore>(store: &S, cx: 
         ok(store.load_latest(other).await, "loadLatest")?.is_none(),
         "a refused save was stored"
     );
+    Ok(Outcome::Pass)
+}
+
+/// Every snapshot-store method answers an empty or over-long id as the id-validation table says
+/// (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md): `save` refuses it, the reads and deletes answer as for an unknown id
+/// (GAP-27).
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: SnapshotStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    let _ = cx;
+    let caps = store.capabilities();
+    for rule in rules_of("snapshotStore") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let answer = match (rule.method, rule.argument) {
+                ("snapshotStore.save", _) => id_answer(
+                    store
+                        .save(
+                            b,
+                            loom_kernel::snapshot::SnapshotRecord {
+                                schema_version: EVENT_SCHEMA_VERSION.to_string(),
+                                sequence: 0,
+                                state: json!({}),
+                            },
+                        )
+                        .await,
+                    |_| false,
+                ),
+                ("snapshotStore.loadLatest", _) => {
+                    id_answer(store.load_latest(b).await, |r| matches!(r, Ok(None)))
+                }
+                ("snapshotStore.loadLatestSealed", _) if caps.claims(M::LoadLatestSealed) => {
+                    id_answer(store.load_latest_sealed(b).await, |r| matches!(r, Ok(None)))
+                }
+                ("snapshotStore.pruneSnapshots", _) if caps.claims(M::PruneSnapshots) => {
+                    id_answer(store.prune_snapshots(b, 0).await, |r| matches!(r, Ok(0)))
+                }
+                ("snapshotStore.listSequences", _) if caps.claims(M::ListSequences) => id_answer(
+                    store.list_sequences(b).await,
+                    |r| matches!(r, Ok(v) if v.is_empty()),
+                ),
+                ("snapshotStore.deleteExecution", _) if caps.claims(M::DeleteExecution) => {
+                    id_answer(store.delete_execution(b).await, |r| matches!(r, Ok(0)))
+                }
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
+    }
     Ok(Outcome::Pass)
 }

@@ -13,6 +13,7 @@ crate::__kit_cases! {
         ref_timers_due_limit_is_bounded => ["GAP-25"], "1.0.0", [];
         ref_timers_due_boundaries_and_numeric_order => ["GAP-25"], "1.0.0", [];
         ref_timers_reschedule_after_cancel_and_byte_order => ["GAP-25"], "1.0.0", [];
+        gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "GAP-25"], "1.0.0", [];
     ]
 }
 
@@ -255,5 +256,54 @@ pub async fn ref_timers_reschedule_after_cancel_and_byte_order<T: TimerStore>(
         got == want,
         "timers due at the same time came in the order {got:?}, expected byte order {want:?}"
     );
+    Ok(Outcome::Pass)
+}
+
+/// Every timer-store method answers an empty or over-long id as the id-validation table says
+/// (`loom_conformance::ids::ID_VALIDATION`, printed in docs/protocols/store.md): `schedule` refuses it as execution or key, `cancel` answers `false` as for an unknown timer
+/// (GAP-27).
+pub async fn gap_27_out_of_range_ids_follow_the_table<S: TimerStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    use crate::ids::{id_answer, judge_id_rule, out_of_range_ids, rules_of};
+    let _ = cx;
+    for rule in rules_of("timerStore") {
+        for bad in out_of_range_ids() {
+            let b = &*bad;
+            let answer = match (rule.method, rule.argument) {
+                ("timerStore.schedule", "timer.executionId") => id_answer(
+                    store
+                        .schedule(loom_kernel::spi::Timer {
+                            execution_id: bad.clone(),
+                            wake_at_ms: 1,
+                            key: "k".into(),
+                        })
+                        .await,
+                    |_| false,
+                ),
+                ("timerStore.schedule", _) => id_answer(
+                    store
+                        .schedule(loom_kernel::spi::Timer {
+                            execution_id: cx.id("gap_27-timer"),
+                            wake_at_ms: 1,
+                            key: bad.clone(),
+                        })
+                        .await,
+                    |_| false,
+                ),
+                ("timerStore.cancel", "executionId") => {
+                    id_answer(store.cancel(b, "k").await, |r| matches!(r, Ok(false)))
+                }
+                ("timerStore.cancel", _) => {
+                    id_answer(store.cancel(&cx.id("gap_27-timer"), b).await, |r| {
+                        matches!(r, Ok(false))
+                    })
+                }
+                _ => continue,
+            };
+            judge_id_rule(rule, b, answer)?;
+        }
+    }
     Ok(Outcome::Pass)
 }

@@ -93,9 +93,37 @@ fn err(e: &StoreError, side: &Side, exec: Option<&str>) -> Value {
             v["current"] = json!(current.map(|t| side.token_label(id, t)));
         }
         StoreErrorKind::Unsupported { method } => v["method"] = json!(method),
+        StoreErrorKind::Backend => {
+            // A backend error is never a right answer, so its words are kept: for an
+            // adapter that hung or crashed they name the request and quote its stderr.
+            if let Some(fault) = fault_of(&e.message) {
+                v["fault"] = json!(fault);
+            }
+            v["message"] = json!(e.message);
+        }
         _ => {}
     }
     v
+}
+
+/// `timeout` or `crash` when a `backend` error's message says the adapter process hung
+/// or failed (the stdio client's prefixes), else `None`.
+pub fn fault_of(message: &str) -> Option<&'static str> {
+    if message.starts_with(loom_conformance::stdio::TIMEOUT_PREFIX) {
+        Some("timeout")
+    } else if message.starts_with(loom_conformance::stdio::FAULT_PREFIX) {
+        Some("crash")
+    } else {
+        None
+    }
+}
+
+/// The adapter fault in a rendered answer (a concurrent group's answers included).
+pub fn fault_in(answer: &Value) -> Option<String> {
+    match answer {
+        Value::Array(items) => items.iter().find_map(fault_in),
+        v => v.get("fault").and_then(Value::as_str).map(str::to_string),
+    }
 }
 
 fn rank(seen: &mut Vec<u64>, value: u64) -> Value {

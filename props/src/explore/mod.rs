@@ -99,6 +99,15 @@ pub struct Divergence {
     pub expected: Value,
     /// What the store under test answered.
     pub actual: Value,
+    /// `timeout` or `crash` when the store under test's answer was its adapter hanging
+    /// or failing rather than an answer (then the case is not shrunk: each re-run would
+    /// cost a time limit or a restart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+    /// True when the divergence did not happen again on the shrunk case (nor on the case
+    /// as found): the store answers differently from run to run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unrepeatable: bool,
 }
 
 impl Divergence {
@@ -194,16 +203,38 @@ impl ExploreOutcome {
                 e.clone(),
             )
         } else if let Some(d) = &self.divergence {
-            let message = format!(
-                "step {} ({}) breaks {}: the reference answered {}, the store {} (after {budget}; {} operations after shrinking)",
-                d.step,
-                serde_json::to_string(&d.op).unwrap_or_default(),
-                d.rule,
-                d.expected,
-                d.actual,
-                self.replay.as_ref().map_or(0, |r| r.ops.len())
-            );
-            let status = if d.is_backend_error() {
+            let op = serde_json::to_string(&d.op).unwrap_or_default();
+            let replayed = self.replay.as_ref().map_or(0, |r| r.ops.len());
+            let adapter_words = || {
+                d.actual
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| d.actual.to_string())
+            };
+            let message = match (d.fault.as_deref(), d.unrepeatable) {
+                (Some("timeout"), _) => format!(
+                    "timeout at step {} ({op}): {} (after {budget}; not shrunk, the replay file holds the {replayed} operations up to it)",
+                    d.step,
+                    adapter_words()
+                ),
+                (Some(_), _) => format!(
+                    "the adapter failed at step {} ({op}): {} (after {budget}; not shrunk, the replay file holds the {replayed} operations up to it)",
+                    d.step,
+                    adapter_words()
+                ),
+                (None, true) => format!(
+                    "step {} ({op}) diverged from {}: the reference answered {}, the store {}; but it did not happen again on its shrunk case nor on the case as found, so the store answers differently from run to run (after {budget}; the replay file holds the case as found, {replayed} operations)",
+                    d.step, d.rule, d.expected, d.actual
+                ),
+                (None, false) => format!(
+                    "step {} ({op}) breaks {}: the reference answered {}, the store {} (after {budget}; {replayed} operations after shrinking)",
+                    d.step, d.rule, d.expected, d.actual
+                ),
+            };
+            let status = if d.fault.as_deref() == Some("timeout") {
+                Status::Timeout
+            } else if d.is_backend_error() || d.unrepeatable {
                 Status::Error
             } else {
                 Status::Fail
@@ -424,13 +455,16 @@ pub async fn check_case<F: SubjectFactory>(
                     model_side = s;
                 }
                 None => {
+                    let actual = Value::Array(actual);
                     return Ok(Err(Divergence {
                         rule: op.rule().to_string(),
                         step,
                         op: op.clone(),
                         expected: json_or_null(first_expected),
-                        actual: Value::Array(actual),
-                    }))
+                        fault: harness::fault_in(&actual),
+                        actual,
+                        unrepeatable: false,
+                    }));
                 }
             }
             continue;
@@ -444,7 +478,9 @@ pub async fn check_case<F: SubjectFactory>(
                 step,
                 op: op.clone(),
                 expected,
+                fault: harness::fault_in(&actual),
                 actual,
+                unrepeatable: false,
             }));
         }
     }
@@ -500,6 +536,8 @@ pub fn explore<F: SubjectFactory>(
     let ops_run = RefCell::new(0u64);
     let cases_run = RefCell::new(0u64);
     let harness_error: RefCell<Option<String>> = RefCell::new(None);
+    // The first divergence and the case it happened in, before any shrinking.
+    let first_found: RefCell<Option<(Divergence, Vec<Op>)>> = RefCell::new(None);
     let deadline = opts.time.map(|t| started + t);
     let mut chunk = 0u64;
     loop {
@@ -523,6 +561,15 @@ pub fn explore<F: SubjectFactory>(
             if !*shrinking.borrow() {
                 *cases_run.borrow_mut() += 1;
             }
+            if first_found
+                .borrow()
+                .as_ref()
+                .is_some_and(|(d, _)| d.fault.is_some())
+            {
+                // An adapter fault is not shrunk: every re-run would cost a time limit
+                // or a restart. Fail at once so proptest's shrinking ends quickly.
+                return Err(TestCaseError::fail("an adapter fault"));
+            }
             match runtime.block_on(check_case(factory, &ops)) {
                 Ok(Ok(n)) => {
                     *ops_run.borrow_mut() += n;
@@ -531,6 +578,9 @@ pub fn explore<F: SubjectFactory>(
                 Ok(Err(d)) => {
                     *ops_run.borrow_mut() += d.step as u64 + 1;
                     *shrinking.borrow_mut() = true;
+                    if first_found.borrow().is_none() {
+                        *first_found.borrow_mut() = Some((d.clone(), ops.clone()));
+                    }
                     Err(TestCaseError::fail(format!(
                         "{} at step {}",
                         d.rule, d.step
@@ -551,23 +601,45 @@ pub fn explore<F: SubjectFactory>(
                     outcome.error = Some(e);
                     break;
                 }
+                let replay_of = |d: &Divergence, ops: &[Op]| ReplayFile {
+                    format: REPLAY_FORMAT.to_string(),
+                    version: REPLAY_VERSION,
+                    store: store.to_string(),
+                    seed: opts.seed,
+                    found: Some(d.clone()),
+                    ops: ops[..=d.step.min(ops.len().saturating_sub(1))].to_vec(),
+                };
+                let first = first_found.borrow().clone();
+                if let Some((d, ops)) = first.as_ref().filter(|(d, _)| d.fault.is_some()) {
+                    outcome.replay = Some(replay_of(d, ops));
+                    outcome.divergence = Some(d.clone());
+                    break;
+                }
                 match runtime.block_on(check_case(factory, &minimal)) {
                     Ok(Err(d)) => {
-                        outcome.replay = Some(ReplayFile {
-                            format: REPLAY_FORMAT.to_string(),
-                            version: REPLAY_VERSION,
-                            store: store.to_string(),
-                            seed: opts.seed,
-                            found: Some(d.clone()),
-                            ops: minimal[..=d.step.min(minimal.len() - 1)].to_vec(),
-                        });
+                        outcome.replay = Some(replay_of(&d, &minimal));
                         outcome.divergence = Some(d);
                     }
-                    Ok(Ok(_)) => {
-                        outcome.error = Some(
-                            "a divergence did not happen again on its shrunk case: the store answers differently from run to run".into(),
-                        );
-                    }
+                    Ok(Ok(_)) => match first {
+                        Some((mut d, ops)) => {
+                            // Once more on the case as found: a divergence that comes
+                            // back there is still reported (and replayable) as found.
+                            let again = runtime.block_on(check_case(factory, &ops));
+                            if let Ok(Err(d2)) = again {
+                                outcome.replay = Some(replay_of(&d2, &ops));
+                                outcome.divergence = Some(d2);
+                            } else {
+                                d.unrepeatable = true;
+                                outcome.replay = Some(replay_of(&d, &ops));
+                                outcome.divergence = Some(d);
+                            }
+                        }
+                        None => {
+                            outcome.error = Some(
+                                "a divergence did not happen again on its shrunk case, and the case as found was not kept: the store answers differently from run to run".into(),
+                            );
+                        }
+                    },
                     Err(e) => outcome.error = Some(e),
                 }
                 break;
@@ -616,4 +688,55 @@ pub fn replay<F: SubjectFactory>(factory: &F, file: &ReplayFile) -> ExploreOutco
     }
     outcome.elapsed = started.elapsed();
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A store whose first instance holds a stream left over from "an earlier run":
+    /// the first case that touches `e0` diverges, and no later run does. The campaign
+    /// must say so, naming the step and both answers, and keep the case as found.
+    #[test]
+    fn a_divergence_that_does_not_repeat_names_its_step_and_both_answers() {
+        let made = AtomicU32::new(0);
+        let factory = FnFactory(|| {
+            // Instance 0 only tells the campaign which SPIs there are.
+            let first = made.fetch_add(1, Ordering::SeqCst) == 1;
+            async move {
+                let stores = memory_stores();
+                if first {
+                    let e = stores.events.as_ref().expect("events");
+                    let ev = loom_conformance::case::events("e0", 0, 1, "stale");
+                    e.append("e0", 0, ev, None)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                }
+                Ok::<_, String>(stores)
+            }
+        });
+        let outcome = explore(
+            &factory,
+            "flaky",
+            &ExploreOptions {
+                cases: Some(64),
+                time: None,
+                seed: 3,
+            },
+        );
+        let d = outcome
+            .divergence
+            .clone()
+            .expect("the leftover stream diverges");
+        assert!(d.unrepeatable, "{d:?}");
+        assert!(outcome.replay.is_some());
+        let row = outcome.to_case_result("explore", &[]);
+        assert_eq!(row.status, Status::Error);
+        let message = row.message.unwrap_or_default();
+        assert!(message.contains(&format!("step {}", d.step)), "{message}");
+        assert!(message.contains("differently from run to run"), "{message}");
+        assert!(message.contains(&d.expected.to_string()), "{message}");
+        assert!(message.contains(&d.actual.to_string()), "{message}");
+    }
 }

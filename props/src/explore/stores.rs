@@ -23,7 +23,7 @@ pub enum Mode {
     /// A campaign.
     Explore(ExploreOptions),
     /// One replay file.
-    Replay(ReplayFile),
+    Replay(Box<ReplayFile>),
 }
 
 fn go<F: SubjectFactory>(factory: &F, store: &str, mode: &Mode) -> ExploreOutcome {
@@ -101,8 +101,20 @@ impl<S: super::Subject, Fut: Future<Output = Result<S, String>>, F: Fn() -> Fut>
     }
 }
 
-/// Runs `mode` against the store named `store` (as `loom conform --store` names it).
+/// Runs `mode` against the store named `store` (as `loom conform --store` names it),
+/// with the default adapter time limits.
 pub fn run_on(store: &str, mode: &Mode) -> Result<ExploreOutcome, String> {
+    run_on_with(store, mode, stdio::CALL_TIMEOUT, stdio::HELLO_TIMEOUT)
+}
+
+/// As [`run_on`], with these time limits for a `cmd:` adapter (each call, and starting
+/// with `hello`).
+pub fn run_on_with(
+    store: &str,
+    mode: &Mode,
+    call_timeout: std::time::Duration,
+    hello_timeout: std::time::Duration,
+) -> Result<ExploreOutcome, String> {
     if store == "memory" {
         let f = Factory(|| async { Ok(memory_stores()) });
         return Ok(go(&f, store, mode));
@@ -139,7 +151,10 @@ pub fn run_on(store: &str, mode: &Mode) -> Result<ExploreOutcome, String> {
         return postgres(store, mode);
     }
     if let Some(command) = store.strip_prefix("cmd:") {
-        let adapter = StdioStore::spawn(command.trim())?;
+        let mut config = stdio::StdioConfig::new(command.trim());
+        config.call_timeout = call_timeout;
+        config.hello_timeout = hello_timeout;
+        let adapter = StdioStore::start(&config).map_err(|f| f.message)?;
         let f = Factory(|| {
             let adapter = adapter.clone();
             async move {
@@ -152,7 +167,11 @@ pub fn run_on(store: &str, mode: &Mode) -> Result<ExploreOutcome, String> {
             }
         });
         let mut outcome = go(&f, store, mode);
-        if let Some(fault) = adapter.take_fault() {
+        let reported = outcome
+            .divergence
+            .as_ref()
+            .is_some_and(|d| d.fault.is_some());
+        if let Some(fault) = adapter.take_fault().filter(|_| !reported) {
             let why = format!("the adapter failed: {}", fault.message);
             outcome.error = Some(match outcome.error {
                 Some(e) => format!("{e}; {why}"),
