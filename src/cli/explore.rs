@@ -23,7 +23,10 @@ pub const REPLAY_FILE_NAME: &str = "explore-replay.json";
 pub fn run(args: &ConformArgs) -> u8 {
     let (mode, case_id) = match &args.replay {
         Some(path) => match ReplayFile::read(path) {
-            Ok(file) => (Mode::Replay(Box::new(file)), format!("replay {}", super::shown(path))),
+            Ok(file) => (
+                Mode::Replay(Box::new(file)),
+                format!("replay {}", super::shown(path)),
+            ),
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_USAGE;
