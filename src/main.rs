@@ -39,7 +39,14 @@ enum Command {
     /// Run the SPI conformance kits against a store (yours or a reference one).
     Conform(cli::conform::ConformArgs),
     /// List, run and regenerate the language-neutral kernel vectors.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  loom vectors list --kind fold\n  loom vectors run\n  \
+loom vectors run --kernel-cmd 'python3 my_kernel.py' --max-fail 5\n  loom vectors run --smoke --kernel-cmd 'python3 my_kernel.py'\n  \
+loom vectors export my-vectors\n  loom vectors fuzz --kernel-cmd 'python3 my_kernel.py' --cases 200\n\n\
+Exit status: 0 passed (or listed, written), 1 a vector failed, errored or timed out, or a kernel adapter did not \
+start or answer hello, 2 usage error or a run that could not be set up. `loom vectors <command> --help` says more."
+    )]
     Vectors(cli::vectors::VectorsCommand),
     /// Serve the reference kernel over the stdio kernel protocol (JSON lines on stdin/stdout).
     KernelAdapter(cli::vectors::KernelAdapterArgs),
@@ -56,7 +63,13 @@ enum Command {
     /// Check a deployment's declared versions against this kernel (a deployment gate).
     Compat(cli::manifest::CompatArgs),
     /// Merge and re-render conformance reports.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  loom report merge shard-0/report.json shard-1/report.json --out merged/\n  \
+loom report render report.json --html report.html --summary summary.md\n\n\
+Exit status: 0 merged (nothing failed) or rendered, 1 the merged report has a failure, 2 usage error, an \
+unreadable or edited report, or a file that cannot be written. `loom report <command> --help` says more."
+    )]
     Report(cli::report_cmd::ReportCommand),
     /// Show the rule catalogue: every rule, one rule or gap by id, or the Markdown page.
     Rules(cli::rules::RulesArgs),
@@ -240,6 +253,39 @@ mod tests {
                 "`loom {name}`: one wording: {status}"
             );
         }
+    }
+
+    #[test]
+    fn every_group_command_help_has_examples_and_exit_status() {
+        let mut groups = 0;
+        for cmd in Cli::command().get_subcommands() {
+            let subs = cmd
+                .get_subcommands()
+                .filter(|c| c.get_name() != "help")
+                .count();
+            if cmd.is_hide_set() || subs == 0 || !cmd.is_subcommand_required_set() {
+                continue;
+            }
+            groups += 1;
+            let name = cmd.get_name();
+            let help = cmd
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let examples = help.split("Examples:\n").nth(1).unwrap_or_default();
+            assert!(
+                examples
+                    .lines()
+                    .any(|l| l.starts_with(&format!("  loom {name} "))),
+                "`loom {name} --help` has no examples:\n{help}"
+            );
+            let status = help.split("Exit status: ").nth(1).unwrap_or_default();
+            assert!(
+                status.starts_with("0 ") && status.contains(", 2 usage error"),
+                "`loom {name} --help`: {help}"
+            );
+        }
+        assert!(groups >= 2, "{groups} group commands");
     }
 
     #[test]

@@ -263,3 +263,38 @@ fn verify_log_prints_progress_on_request() {
     let quiet = loom(&["verify-log", good.to_str().unwrap()]);
     assert!(stderr(&quiet).is_empty(), "a short log prints no progress");
 }
+
+#[test]
+fn fold_of_an_empty_log_warns_that_nothing_was_folded() {
+    for (name, text) in [
+        ("empty.jsonl", ""),
+        ("blank.jsonl", "\n\n"),
+        ("array.json", "[]"),
+    ] {
+        let o = fold_path(&file(name, text));
+        // The exit status the help states: an empty log still folds (to the initial state).
+        assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("holds no envelope: nothing was folded"),
+            "{name}: {}",
+            stderr(&o)
+        );
+    }
+    let o = fold_path(&file("one.jsonl", &good_log()[0]));
+    assert!(!stderr(&o).contains("no envelope"), "{}", stderr(&o));
+}
+
+#[test]
+fn verify_log_names_the_sequences_it_found_gapless() {
+    let log = good_log();
+    let o = loom(&[
+        "verify-log",
+        file("two.jsonl", &log[..2].join("\n")).to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&o).contains("2 envelopes decode; sequences 0 and 1 are gapless"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("0..2"), "{}", stdout(&o));
+}

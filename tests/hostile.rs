@@ -347,8 +347,66 @@ fn hostile(name: &str, body: fn()) -> Trial {
     }
 }
 
+/// An adapter that hangs on every case costs a call time limit per case; `--max-fail 2`
+/// stops the run at the second timeout, and every case not run is a skip saying why
+/// (never left out, never a pass). Both protocols.
+fn a_hanging_adapter_stops_the_run_at_the_failure_limit() {
+    for protocol in [Protocol::Store, Protocol::Kernel] {
+        let dir = std::env::temp_dir().join(format!(
+            "loom-hostile-max-fail-{protocol:?}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut c = command_for(protocol, "hang", 1, &dir, "300");
+        // Every restarted process hangs again: no LOOM_TEST_ONCE.
+        c.env_remove("LOOM_TEST_ONCE").args(["--max-fail", "2"]);
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{protocol:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("report/report.json")).unwrap())
+                .unwrap();
+        let results = report["results"].as_array().unwrap();
+        let with = |status: &str| results.iter().filter(|r| r["status"] == status).count();
+        assert_eq!(
+            with("timeout"),
+            2,
+            "{protocol:?}: stopped at the limit: {results:?}"
+        );
+        let not_run: Vec<&Value> = results
+            .iter()
+            .filter(|r| {
+                r["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("not run: the run stopped after 2 failures"))
+            })
+            .collect();
+        assert!(
+            !not_run.is_empty(),
+            "{protocol:?}: the cases not run are reported"
+        );
+        assert!(not_run.iter().all(|r| r["status"] == "skip-untestable"));
+        // Only the handshake's own result (the hello's ABI, kernel protocol) may pass.
+        let passed_cases = results
+            .iter()
+            .filter(|r| r["status"] == "pass" && r["suite"] != "adapter")
+            .count();
+        assert_eq!(passed_cases, 0, "{protocol:?}: {results:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let mut trials = matrix_trials();
+    trials.push(hostile(
+        "a_hanging_adapter_stops_the_run_at_the_failure_limit",
+        a_hanging_adapter_stops_the_run_at_the_failure_limit,
+    ));
     trials.push(hostile(
         "an_interrupted_run_leaves_no_adapter_behind",
         an_interrupted_run_leaves_no_adapter_behind,

@@ -65,6 +65,29 @@ fn conf_01_fuzzing_the_reference_adapter_finds_nothing() {
     assert!(files_under(&out.join("vectors")).is_empty());
 }
 
+/// Standard error is a pipe here, as in CI: progress is plain lines, never `\r` redraws.
+fn progress_into_a_log_is_plain_lines() {
+    let out = scratch("progress");
+    let o = loom(&[
+        "vectors",
+        "fuzz",
+        "--cases",
+        "40",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !stderr.contains('\r'),
+        "a carriage return in a log: {stderr:?}"
+    );
+    assert!(stderr.contains("fuzz: "), "no progress at all: {stderr:?}");
+    // The first state and the last: a handful of lines, not one per case.
+    let lines = stderr.lines().filter(|l| l.starts_with("fuzz: ")).count();
+    assert!((1..=3).contains(&lines), "{lines} progress lines: {stderr}");
+}
+
 fn emit_04_a_kernel_sorting_keys_by_code_point_is_found_written_and_replayed() {
     let out = scratch("code-point");
     let buggy = python_kernel("code-point");
@@ -115,6 +138,10 @@ fn main() -> std::process::ExitCode {
         test(
             "conf_01_fuzzing_the_reference_adapter_finds_nothing",
             conf_01_fuzzing_the_reference_adapter_finds_nothing,
+        ),
+        test(
+            "progress_into_a_log_is_plain_lines",
+            progress_into_a_log_is_plain_lines,
         ),
         needs(
             Tool::Python3,

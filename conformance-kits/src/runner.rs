@@ -34,6 +34,12 @@ pub struct RunOptions {
     /// Prefix of every case namespace; distinct per run so ids never repeat across runs
     /// on a persistent store.
     pub run_id: String,
+    /// Failures allowed before the run stops (`--fail-fast`, `--max-fail N`), shared by
+    /// every kit of the run; a case not run for it is a skip saying so.
+    pub budget: loom_report::FailureBudget,
+    /// Run at most this many selected cases of each kit (`--smoke`: a quick check that
+    /// an adapter speaks the protocol); `None` runs them all.
+    pub cases_per_kit: Option<usize>,
 }
 
 impl Default for RunOptions {
@@ -42,6 +48,8 @@ impl Default for RunOptions {
             case_filter: None,
             case_timeout: CASE_TIMEOUT,
             run_id: fresh_run_id(),
+            budget: loom_report::FailureBudget::unlimited(),
+            cases_per_kit: None,
         }
     }
 }
@@ -106,8 +114,21 @@ where
     Fut: Future<Output = Result<S, String>>,
 {
     let mut results = Vec::new();
+    let mut selected = 0usize;
     for (idx, info) in K::cases().iter().enumerate() {
         if !case_selected(opts.case_filter.as_deref(), K::NAME, info.id) {
+            continue;
+        }
+        selected += 1;
+        if opts.cases_per_kit.is_some_and(|n| selected > n) {
+            break;
+        }
+        if opts.budget.exhausted() {
+            let r = opts
+                .budget
+                .not_run(KITS_AREA, K::NAME, info.id, info.rules.iter().copied());
+            on_result(&r);
+            results.push(r);
             continue;
         }
         let mut namespace = format!("{}.{idx}.", opts.run_id);
@@ -128,6 +149,7 @@ where
             }
         }
         result = result.with_duration_ms(started.elapsed().as_millis() as u64);
+        opts.budget.record(&result);
         on_result(&result);
         results.push(result);
     }

@@ -77,6 +77,9 @@ pub struct CheckConfig {
     pub limits: AdapterLimits,
     /// Draw progress bars.
     pub show_progress: bool,
+    /// Stop after this many failing results (`--fail-fast` is 1, `--max-fail N`): the
+    /// cases and parts not run are reported as such, and the run is partial.
+    pub max_fail: Option<u64>,
 }
 
 impl CheckConfig {
@@ -96,6 +99,7 @@ impl CheckConfig {
             default_test_results: PathBuf::from("target/nextest/ci/junit.xml"),
             limits: AdapterLimits::default(),
             show_progress: false,
+            max_fail: None,
         }
     }
 
@@ -196,7 +200,15 @@ pub fn run(
     let kernel_subject = if reference_mode { REFERENCE } else { KERNEL };
     let store_subject = if reference_mode { REFERENCE } else { STORE };
 
+    let budget = loom_report::FailureBudget::new(config.max_fail);
+    let mut stopped: Vec<&str> = Vec::new();
     for part in &parts {
+        if budget.exhausted() {
+            if *part != "spec" {
+                stopped.push(part);
+            }
+            continue;
+        }
         let bar = progress.start(part);
         let mut produced: Vec<CaseResult> = match *part {
             "gates" => crate::gates::run(),
@@ -208,6 +220,7 @@ pub fn run(
                     config.kernel_cmd.as_deref(),
                     config.limits,
                     &vectors,
+                    &budget,
                     config.show_progress,
                 )?;
                 if config.kernel_cmd.is_some() {
@@ -248,6 +261,7 @@ pub fn run(
                 let mut options = crate::kits::KitOptions::new(&config.store);
                 options.limits = config.limits;
                 options.show_progress = config.show_progress;
+                options.budget = budget.clone();
                 let (r, hello) = crate::kits::run(&options)?;
                 store_hello = hello;
                 r
@@ -298,12 +312,38 @@ pub fn run(
                 r.subject = Some(subject.to_string());
             }
         }
+        // The kits and vectors parts count their own failures as they go.
+        if !["kits", "vectors"].contains(part) {
+            produced.iter().for_each(|r| budget.record(r));
+        }
         if !["tests", "spec"].contains(part) {
             expectations = expectations.part(area_of(part), subject);
         }
         results.append(&mut produced);
     }
 
+    if !stopped.is_empty() || budget.exhausted() {
+        let subject = if reference_mode {
+            REFERENCE
+        } else if config.kernel_cmd.is_some() {
+            KERNEL
+        } else {
+            STORE
+        };
+        let what = if stopped.is_empty() {
+            "the cases after the last failure counted".to_string()
+        } else {
+            format!(
+                "{} (and the cases after the last failure counted)",
+                parts_phrase(&stopped)
+            )
+        };
+        expectations = expectations.omit(
+            subject,
+            format!("{what}: {}", budget.reason()),
+            "fix the failures, or run without --fail-fast and --max-fail",
+        );
+    }
     crate::expected::apply(&mut results);
     let rules = crate::rules::rule_infos();
     let exempted = crate::spec_part::exemptions()?;
@@ -312,7 +352,9 @@ pub fn run(
             .iter()
             .filter(|p| **p != "spec")
             .all(|p| parts.contains(p))
-        && tests_credited;
+        && tests_credited
+        && stopped.is_empty()
+        && !budget.exhausted();
     if parts.contains(&"spec") {
         results.extend(crate::spec_part::run(&results, &rules, &exempted, complete));
         if complete {

@@ -50,6 +50,10 @@ pub struct KitOptions {
     pub limits: crate::AdapterLimits,
     /// Draw a progress bar on stderr.
     pub show_progress: bool,
+    /// Failures allowed before the run stops (shared with the other parts of a check).
+    pub budget: loom_report::FailureBudget,
+    /// Run at most this many selected cases of each kit (`--smoke`).
+    pub cases_per_kit: Option<usize>,
 }
 
 impl KitOptions {
@@ -61,6 +65,8 @@ impl KitOptions {
             case_filter: None,
             limits: crate::AdapterLimits::default(),
             show_progress: false,
+            budget: loom_report::FailureBudget::unlimited(),
+            cases_per_kit: None,
         }
     }
 }
@@ -112,6 +118,8 @@ pub fn run(options: &KitOptions) -> Result<(Vec<CaseResult>, Option<Value>), Str
         options.case_filter.clone(),
         options.limits,
         options.show_progress,
+        options.budget.clone(),
+        options.cases_per_kit,
     )
 }
 
@@ -160,8 +168,12 @@ impl Run {
         if !self.wants(K::NAME) {
             return;
         }
-        for c in K::cases() {
-            if case_selected(self.opts.case_filter.as_deref(), K::NAME, c.id) {
+        let per_kit = self.opts.cases_per_kit.unwrap_or(usize::MAX);
+        let selected = K::cases()
+            .iter()
+            .filter(|c| case_selected(self.opts.case_filter.as_deref(), K::NAME, c.id));
+        for c in selected.take(per_kit) {
+            {
                 let r = CaseResult::skip_not_claimed(
                     KITS_AREA,
                     K::NAME,
@@ -190,12 +202,52 @@ async fn pick<S>(db: PgFactory, handle: impl FnOnce(&PgStore) -> S) -> Result<S,
     db.await.map(|d| handle(&d))
 }
 
+/// Every kit with its cases, in the order a run takes them.
+pub const KIT_CASES: [(&str, &[CaseInfo]); 10] = [
+    ("event-store", kits::event_store::CASES),
+    ("snapshot-store", kits::snapshot_store::CASES),
+    ("archive-store", kits::archive_store::CASES),
+    ("lifecycle", kits::lifecycle::CASES),
+    ("branch-registry", kits::branch_registry::CASES),
+    ("dispatcher", kits::dispatcher::CASES),
+    ("timer-store", kits::timer_store::CASES),
+    ("content-store", kits::content_store::CASES),
+    ("durable-state-store", kits::durable_state_store::CASES),
+    ("read-model-store", kits::read_model_store::CASES),
+];
+
+/// The cases a run with these `kits` (empty: all) and `case_filter` would run, per kit,
+/// without running anything (`loom conform --list`). `Err` names an unknown kit.
+pub fn list(
+    kits: &[String],
+    case_filter: Option<&str>,
+) -> Result<Vec<(&'static str, Vec<&'static CaseInfo>)>, String> {
+    for k in kits {
+        if !KIT_NAMES.contains(&k.as_str()) {
+            return Err(format!("unknown kit {k:?}; kits: {}", KIT_NAMES.join(", ")));
+        }
+    }
+    Ok(KIT_CASES
+        .iter()
+        .filter(|(k, _)| kits.is_empty() || kits.iter().any(|w| w == k))
+        .map(|(k, cases)| {
+            let mine = cases
+                .iter()
+                .filter(|c| case_selected(case_filter, k, c.id))
+                .collect();
+            (*k, mine)
+        })
+        .collect())
+}
+
 pub(crate) fn run_selected(
     store: &str,
     kits: &[String],
     case_filter: Option<String>,
     adapter: crate::AdapterLimits,
     show_progress: bool,
+    budget: loom_report::FailureBudget,
+    cases_per_kit: Option<usize>,
 ) -> Result<(Vec<CaseResult>, Option<Value>), String> {
     let kits: Vec<String> = if kits.is_empty() {
         KIT_NAMES.iter().map(|k| k.to_string()).collect()
@@ -210,28 +262,19 @@ pub(crate) fn run_selected(
     let mut run = Run {
         opts: RunOptions {
             case_filter,
+            budget,
+            cases_per_kit,
             ..RunOptions::default()
         },
         bar: None,
         results: Vec::new(),
         kits,
     };
-    let total: usize = [
-        ("event-store", kits::event_store::CASES),
-        ("snapshot-store", kits::snapshot_store::CASES),
-        ("archive-store", kits::archive_store::CASES),
-        ("lifecycle", kits::lifecycle::CASES),
-        ("branch-registry", kits::branch_registry::CASES),
-        ("dispatcher", kits::dispatcher::CASES),
-        ("timer-store", kits::timer_store::CASES),
-        ("content-store", kits::content_store::CASES),
-        ("durable-state-store", kits::durable_state_store::CASES),
-        ("read-model-store", kits::read_model_store::CASES),
-    ]
-    .iter()
-    .filter(|(k, _)| run.wants(k))
-    .map(|(k, c)| run.selected(k, c))
-    .sum();
+    let total: usize = KIT_CASES
+        .iter()
+        .filter(|(k, _)| run.wants(k))
+        .map(|(k, c)| run.selected(k, c).min(cases_per_kit.unwrap_or(usize::MAX)))
+        .sum();
     if show_progress {
         let bar = ProgressBar::new(total as u64);
         if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
@@ -424,13 +467,15 @@ async fn run_backend(
             Ok(a) => a,
             Err(fault) => {
                 // A failed handshake is a result of the run, not a usage error.
-                run.results.push(CaseResult::error(
+                let result = CaseResult::error(
                     KITS_AREA,
                     stdio::ADAPTER_SUITE,
                     "adapter/handshake",
                     Vec::<String>::new(),
                     fault.message,
-                ));
+                );
+                run.opts.budget.record(&result);
+                run.results.push(result);
                 return Ok(None);
             }
         };

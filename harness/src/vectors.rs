@@ -4,7 +4,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use loom_report::CaseResult;
-use loom_vectors::runner::{run_set, Claims, InProcessKernel, KernelClient};
+use loom_vectors::runner::{run_set_within, Claims, InProcessKernel, KernelClient};
 use loom_vectors::set::{embedded_set, load_set};
 use loom_vectors::{KernelProcess, KernelProcessConfig, Vector};
 use serde_json::Value;
@@ -49,18 +49,21 @@ pub fn results(
 ) -> Result<(Vec<CaseResult>, String), String> {
     let vectors = load(None)?;
     let digest = loom_vectors::set::set_digest(&vectors);
-    let (_, results) = run_with(kernel_cmd, adapter, &vectors, show_progress)?;
+    let budget = loom_report::FailureBudget::unlimited();
+    let (_, results) = run_with(kernel_cmd, adapter, &vectors, &budget, show_progress)?;
     Ok((results, digest))
 }
 
 /// Runs `vectors` against `kernel_cmd` (or the reference in-process): the kernel's
 /// claims and one result per vector, plus adapter results (handshake, blames, shutdown).
 /// A kernel that does not start or answer `hello` is an `adapter/handshake` error
-/// result; `Err` only for a run that cannot be set up (an empty command).
+/// result; `Err` only for a run that cannot be set up (an empty command). Once `budget`
+/// is spent, the vectors left are skips saying the run stopped.
 pub fn run_with(
     kernel_cmd: Option<&str>,
     limits: crate::AdapterLimits,
     vectors: &[Vector],
+    budget: &loom_report::FailureBudget,
     show_progress: bool,
 ) -> Result<(Claims, Vec<CaseResult>), String> {
     let bar = if show_progress {
@@ -103,12 +106,13 @@ pub fn run_with(
                         Vec::<String>::new(),
                         fault.message,
                     );
+                    budget.record(&result);
                     return Ok((Claims::from_hello(Value::Null), vec![result]));
                 }
             }
         }
     };
-    let out = run_set(client.as_mut(), vectors, &mut on_result);
+    let out = run_set_within(client.as_mut(), vectors, budget, &mut on_result);
     bar.finish_and_clear();
     // The set's own hello failing is the kernel under test failing, like a failed start.
     Ok(out.unwrap_or_else(|message| {
@@ -119,6 +123,7 @@ pub fn run_with(
             Vec::<String>::new(),
             format!("the handshake failed: {message}"),
         );
+        budget.record(&result);
         (Claims::from_hello(Value::Null), vec![result])
     }))
 }

@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 
 mod baseline;
+mod budget;
 mod canonical;
 mod diff;
 mod environment;
@@ -59,6 +60,7 @@ mod report;
 mod subject;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineOutcome};
+pub use budget::FailureBudget;
 pub use canonical::{canonical_json, sha256_digest};
 pub use diff::first_difference;
 pub use environment::Environment;

@@ -26,7 +26,7 @@ The verdict fails on any failure, on an empty run, on a part that produced only 
 binding rule without a passing result (FOLD-13 runs as an expected failure; spec/exemptions.toml lists hand-written \
 exemptions).\n\n\
 Examples:\n  loom check\n  loom check --only fold --seed 7 --fold-logs 2000\n  loom check --store sqlite:/tmp/loom.db --out ci-report/\n  \
-loom check --kernel-cmd 'python3 my_kernel.py'\n  loom check --store 'cmd:python3 adapter.py'\n  loom check --baseline known-failures.toml\n\n\
+loom check --kernel-cmd 'python3 my_kernel.py'\n  loom check --store 'cmd:python3 adapter.py' --fail-fast\n  loom check --baseline known-failures.toml\n\n\
 Exit status: 0 the verdict is PASS, 1 FAIL (a failure, an unexpected pass, an adapter that did not start or answer \
 hello, an empty or incomplete run), 2 usage error or a run that could not be set up (an unknown part or store, a \
 database that cannot be opened, an --out that cannot be written): nothing is reported then.")]
@@ -69,6 +69,9 @@ pub struct CheckArgs {
     /// Time limits for a foreign adapter (`--store cmd:…`, `--kernel-cmd`).
     #[command(flatten)]
     pub adapter: super::AdapterArgs,
+    /// When to stop early.
+    #[command(flatten)]
+    pub stop: super::StopArgs,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -131,6 +134,7 @@ pub fn run(args: CheckArgs) -> u8 {
         default_test_results: default_test_results(),
         limits: args.adapter.limits(),
         show_progress: !args.quiet,
+        max_fail: args.stop.max_fail(),
     };
     if let Err(e) = config.selected_parts() {
         eprintln!("error: {e}");

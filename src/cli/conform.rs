@@ -23,6 +23,9 @@ content-store, durable-state-store, read-model-store (the plugin tier, SPI-20).\
 Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scratch.db --kit event-store\n  \
 loom conform --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --out conform-report/\n  \
 loom conform --store memory --case spi_07\n  \
+loom conform --list --kit event-store\n  \
+loom conform --store 'cmd:python3 adapter.py' --smoke\n  \
+loom conform --store 'cmd:python3 adapter.py' --fail-fast\n  \
 loom conform --store 'cmd:python3 adapter.py' --explore --time 60 --seed 7\n  \
 loom conform --store 'cmd:python3 adapter.py' --replay loom-reports/conform-<time>/explore-replay.json\n\n\
 Exit status: 0 all passed (skips allowed), 1 the store failed: a case failed, errored or timed out, or a cmd: adapter \
@@ -32,8 +35,19 @@ store or kit, a database that cannot be opened, an --out that cannot be written)
 pub struct ConformArgs {
     /// The store under test: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND"
     /// (yours, speaking the store protocol). Required: the kits judge the store you name.
-    #[arg(long, required = true)]
-    pub store: String,
+    #[arg(long, required_unless_present = "list")]
+    pub store: Option<String>,
+    /// List the cases a run would run, per kit, with their rule ids, and run nothing
+    /// (takes --kit and --case; needs no --store).
+    #[arg(long, conflicts_with_all = ["explore", "replay", "smoke"])]
+    pub list: bool,
+    /// A quick check that a store speaks the protocol: the handshake and the first
+    /// few cases of each kit (seconds; the run is partial).
+    #[arg(long, conflicts_with_all = ["explore", "replay"])]
+    pub smoke: bool,
+    /// When to stop early.
+    #[command(flatten)]
+    pub stop: super::StopArgs,
     /// Run only these kits (repeatable); default: every kit.
     #[arg(long, value_name = "KIT")]
     pub kit: Vec<String>,
@@ -69,8 +83,19 @@ pub struct ConformArgs {
     pub replay: Option<PathBuf>,
 }
 
+impl ConformArgs {
+    /// The store named by --store (clap requires it unless --list is given, and --list
+    /// never reads it).
+    pub fn store(&self) -> &str {
+        self.store.as_deref().unwrap_or_default()
+    }
+}
+
 /// Runs `loom conform`.
 pub fn run(args: ConformArgs) -> u8 {
+    if args.list {
+        return list(&args);
+    }
     if args.explore || args.replay.is_some() {
         return super::explore::run(&args);
     }
@@ -94,12 +119,15 @@ pub fn run(args: ConformArgs) -> u8 {
         }
     };
     let options = loom_harness::kits::KitOptions {
-        store: args.store.clone(),
+        store: args.store().to_string(),
         kits: args.kit.clone(),
         case_filter: args.case.clone(),
         limits: args.adapter.limits(),
         show_progress: !args.quiet,
+        budget: args.stop.budget(),
+        cases_per_kit: args.smoke.then_some(SMOKE_CASES_PER_KIT),
     };
+    let budget = options.budget.clone();
     let (results, hello) = match loom_harness::kits::run(&options) {
         Ok(r) => r,
         Err(e) => {
@@ -115,19 +143,19 @@ pub fn run(args: ConformArgs) -> u8 {
     }
     let mut results = results;
     super::set_reproduce(&mut results, |r| {
-        Some(super::reproduce_kit(&args.store, &r.suite, &r.case_id))
+        Some(super::reproduce_kit(args.store(), &r.suite, &r.case_id))
     });
     if let Some(b) = &baseline {
         b.apply(&mut results);
     }
     let rules = loom_harness::rules::rule_infos();
-    let subject = loom_harness::subjects::store(&args.store, hello.as_ref());
+    let subject = loom_harness::subjects::store(args.store(), hello.as_ref());
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.command = Some(super::command_line());
     env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
     env.implementation_hello = hello;
     env.extra
-        .insert("store".into(), Value::String(args.store.clone()));
+        .insert("store".into(), Value::String(args.store().to_string()));
     let mut expectations = loom_report::Expectations::default()
         .part(loom_harness::kits::AREA, loom_harness::subjects::STORE);
     if let Some(cut) = filter_phrase(&args.kit, args.case.as_deref()) {
@@ -135,6 +163,23 @@ pub fn run(args: ConformArgs) -> u8 {
             loom_harness::subjects::STORE,
             cut,
             "run loom conform without --kit and --case",
+        );
+    }
+    if args.smoke {
+        expectations = expectations.omit(
+            loom_harness::subjects::STORE,
+            format!("every case but the first {SMOKE_CASES_PER_KIT} of each kit (--smoke)"),
+            "run loom conform without --smoke",
+        );
+    }
+    if budget.exhausted() {
+        expectations = expectations.omit(
+            loom_harness::subjects::STORE,
+            format!(
+                "the cases after the last failure counted: {}",
+                budget.reason()
+            ),
+            "fix the failures, or run without --fail-fast and --max-fail",
         );
     }
     let report = Report::new(env, rules, results)
@@ -164,6 +209,45 @@ pub fn run(args: ConformArgs) -> u8 {
     } else {
         EXIT_FAILED
     }
+}
+
+/// How many cases of each kit `--smoke` runs: enough to see the handshake, a write
+/// and a read of every SPI the store claims, in seconds.
+pub const SMOKE_CASES_PER_KIT: usize = 2;
+
+/// `loom conform --list`: the cases a run would run, per kit, with their rules.
+fn list(args: &ConformArgs) -> u8 {
+    let kits = match loom_harness::kits::list(&args.kit, args.case.as_deref()) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let total: usize = kits.iter().map(|(_, c)| c.len()).sum();
+    if total == 0 {
+        eprintln!("error: no case matched the filters");
+        return EXIT_USAGE;
+    }
+    for (kit, cases) in &kits {
+        if cases.is_empty() {
+            continue;
+        }
+        println!("{kit} ({} cases)", cases.len());
+        for c in cases {
+            let needs = if c.needs.is_empty() {
+                String::new()
+            } else {
+                format!("  (needs {})", c.needs.join(", "))
+            };
+            println!("  {:<64} {}{needs}", c.id, c.rules.join(", "));
+        }
+    }
+    println!(
+        "{total} cases in {} kits",
+        kits.iter().filter(|(_, c)| !c.is_empty()).count()
+    );
+    EXIT_OK
 }
 
 /// What `--kit` and `--case` left out, as a phrase for the partial verdict.

@@ -60,7 +60,7 @@ pub fn run(args: &ConformArgs) -> u8 {
         match &mode {
             Mode::Explore(o) => eprintln!(
                 "exploring {} from seed {} ({})",
-                args.store,
+                args.store(),
                 o.seed,
                 match (o.cases, o.time) {
                     (Some(c), Some(t)) => format!("{c} cases or {} s", t.as_secs()),
@@ -72,12 +72,12 @@ pub fn run(args: &ConformArgs) -> u8 {
             Mode::Replay(f) => eprintln!(
                 "replaying {} operations against {}",
                 f.ops.len(),
-                args.store
+                args.store()
             ),
         }
     }
     let outcome = match run_on_with(
-        &args.store,
+        args.store(),
         &mode,
         Duration::from_millis(args.adapter.timeout_ms),
         Duration::from_millis(args.adapter.hello_timeout_ms),
@@ -103,7 +103,7 @@ pub fn run(args: &ConformArgs) -> u8 {
     env.command = Some(super::command_line());
     env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
     env.extra
-        .insert("store".into(), Value::String(args.store.clone()));
+        .insert("store".into(), Value::String(args.store().to_string()));
     env.extra.insert(
         "explore".into(),
         serde_json::json!({
@@ -114,7 +114,7 @@ pub fn run(args: &ConformArgs) -> u8 {
         }),
     );
     let rules = loom_harness::rules::rule_infos();
-    let subject = loom_harness::subjects::store(&args.store, None);
+    let subject = loom_harness::subjects::store(args.store(), None);
     let report = Report::new(env, rules, vec![result.clone()]).with_subjects(vec![subject]);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
@@ -135,7 +135,7 @@ pub fn run(args: &ConformArgs) -> u8 {
         println!("{m}");
     }
     if let Some(path) = &replay_path {
-        print_replay_hint(path, &args.store);
+        print_replay_hint(path, args.store());
     }
     super::print_report_paths(&paths, &report.digest);
     if result.status.is_failure() {

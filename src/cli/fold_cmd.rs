@@ -20,11 +20,12 @@ const PROGRESS_INTERVAL_S: f64 = 2.0;
     after_help = "The log is a JSON array of envelopes (pretty-printed or not) or JSON lines, one \
 whole envelope per line; a UTF-8 byte order mark at the start is skipped. A malformed envelope is \
 reported with its index, its line in the file, the field and a hint. A log whose sequences are not \
-0, 1, 2, … or that mixes executions still folds, with a warning on standard error.\n\n\
+0, 1, 2, … or that mixes executions still folds, with a warning on standard error. An empty log \
+(no envelope at all) folds to the initial state, with a warning that nothing was folded.\n\n\
 Examples:\n  loom fold events.json\n  loom fold --as 1.20.0 --pretty events.jsonl\n  cat events.jsonl | loom fold -\n\n\
 One envelope per line looks like:\n  \
 {\"id\":\"e0\",\"workflowId\":\"f\",\"executionId\":\"x\",\"eventType\":\"EXECUTION_STARTED\",\"sequence\":0,\"timestamp\":1000,\"payload\":{\"input\":1}}\n\n\
-Exit status: 0 folded (warnings included), 2 usage error or unreadable input (a missing file, an \
+Exit status: 0 folded (warnings included, an empty log too), 2 usage error or unreadable input (a missing file, an \
 envelope that does not decode). `loom fold` checks nothing, so it never exits 1; `loom verify-log` \
 judges a log."
 )]
@@ -229,6 +230,12 @@ pub fn fold(args: FoldArgs) -> u8 {
         })?;
         drop(text);
         let state = folder.finish();
+        if scan.first.is_none() {
+            eprintln!(
+                "warning: {} holds no envelope: nothing was folded, and the state below is the initial state (exit status 0; `loom verify-log` fails an empty log)",
+                args.file
+            );
+        }
         for w in scan.warnings() {
             eprintln!("warning: {w}");
         }
@@ -296,6 +303,16 @@ pub struct VerifyLogArgs {
     pub progress: bool,
 }
 
+/// What verify-log says of `n` (at least one) envelopes that decode with gapless
+/// sequences: "2 envelopes decode; sequences 0 and 1 are gapless".
+fn sequences_line(n: usize) -> String {
+    match n {
+        1 => "1 envelope decodes; its sequence is 0".to_string(),
+        2 => "2 envelopes decode; sequences 0 and 1 are gapless".to_string(),
+        n => format!("{n} envelopes decode; sequences 0 to {} are gapless", n - 1),
+    }
+}
+
 /// `loom verify-log FILE`.
 pub fn verify_log(args: VerifyLogArgs) -> u8 {
     let run = || -> Result<bool, (u8, String)> {
@@ -312,11 +329,7 @@ pub fn verify_log(args: VerifyLogArgs) -> u8 {
         }
         let mut ok = true;
         match check_sequences(&events) {
-            Ok(()) => println!(
-                "ok    {} envelopes decode; sequences 0..{} are gapless",
-                events.len(),
-                events.len()
-            ),
+            Ok(()) => println!("ok    {}", sequences_line(events.len())),
             Err(e) => {
                 ok = false;
                 println!("FAIL  {e}\n      hint: {}", e.hint());
@@ -404,6 +417,20 @@ pub fn verify_log(args: VerifyLogArgs) -> u8 {
         Err((code, msg)) => {
             eprintln!("error: {msg}");
             code
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn verify_log_names_the_last_sequence_it_checked() {
+        for (n, line) in [
+            (1, "1 envelope decodes; its sequence is 0"),
+            (2, "2 envelopes decode; sequences 0 and 1 are gapless"),
+            (3, "3 envelopes decode; sequences 0 to 2 are gapless"),
+        ] {
+            assert_eq!(super::sequences_line(n), line);
         }
     }
 }

@@ -44,6 +44,36 @@ impl Default for AdapterArgs {
     }
 }
 
+/// When a run that runs cases stops: `--fail-fast` and `--max-fail N`, shared by every
+/// command that runs cases (`check`, `conform`, `vectors run`).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct StopArgs {
+    /// Stop at the first failing case (the same as --max-fail 1); the cases not run are
+    /// reported as skipped, and the run is partial.
+    #[arg(long, conflicts_with = "max_fail")]
+    pub fail_fast: bool,
+    /// Stop after N failing cases (fail, error or timeout); the cases not run are
+    /// reported as skipped, and the run is partial.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_fail: Option<u64>,
+}
+
+impl StopArgs {
+    /// The failure limit these flags set, if any.
+    pub fn max_fail(&self) -> Option<u64> {
+        if self.fail_fast {
+            Some(1)
+        } else {
+            self.max_fail
+        }
+    }
+
+    /// The shared budget of one run.
+    pub fn budget(&self) -> loom_report::FailureBudget {
+        loom_report::FailureBudget::new(self.max_fail())
+    }
+}
+
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
 /// Exit code: the check ran and found a failure (or an incompatibility).
@@ -286,6 +316,72 @@ pub fn set_reproduce(
     }
 }
 
+/// When standard error is not a terminal (a CI log), a progress line is printed at most
+/// this often: a terminal's line is redrawn in place with `\r`, but a log keeps every
+/// redraw, which made `vectors fuzz` write 78 KB per 20 s into CI logs.
+pub const PROGRESS_LINE_INTERVAL_MS: u64 = 10_000;
+
+/// One line of progress on standard error: redrawn in place on a terminal, else printed
+/// as a plain line every [`PROGRESS_LINE_INTERVAL_MS`] (and once at the end).
+pub struct ProgressLine {
+    quiet: bool,
+    terminal: bool,
+    last_printed: Option<std::time::Instant>,
+    pending: Option<String>,
+}
+
+impl ProgressLine {
+    /// Progress on standard error, or none at all when `quiet`.
+    pub fn new(quiet: bool) -> Self {
+        use std::io::IsTerminal;
+        Self::with_terminal(quiet, std::io::stderr().is_terminal())
+    }
+
+    fn with_terminal(quiet: bool, terminal: bool) -> Self {
+        ProgressLine {
+            quiet,
+            terminal,
+            last_printed: None,
+            pending: None,
+        }
+    }
+
+    /// What the line says now; returns what was written (for tests).
+    pub fn update(&mut self, text: &str) -> Option<String> {
+        if self.quiet {
+            return None;
+        }
+        let shown = if self.terminal {
+            format!("\r{text}   ")
+        } else {
+            let due = self.last_printed.is_none_or(|t| {
+                t.elapsed() >= std::time::Duration::from_millis(PROGRESS_LINE_INTERVAL_MS)
+            });
+            if !due {
+                self.pending = Some(text.to_string());
+                return None;
+            }
+            self.last_printed = Some(std::time::Instant::now());
+            self.pending = None;
+            format!("{text}\n")
+        };
+        eprint!("{shown}");
+        Some(shown)
+    }
+
+    /// Ends the line: a terminal gets its newline, a log the last state not yet printed.
+    pub fn finish(&mut self) {
+        if self.quiet {
+            return;
+        }
+        if self.terminal {
+            eprintln!();
+        } else if let Some(text) = self.pending.take() {
+            eprintln!("{text}");
+        }
+    }
+}
+
 /// Reads a file, or standard input for "-".
 pub fn read_input(path: &str) -> Result<String, String> {
     if path == "-" {
@@ -340,6 +436,23 @@ mod tests {
             quoted_command(args.iter().map(|a| a.to_string())),
             r"loom conform --store 'cmd:python3 my adapter.py' --case 'it'\''s'"
         );
+    }
+
+    #[test]
+    fn progress_in_a_log_is_plain_lines_at_an_interval() {
+        let mut log = ProgressLine::with_terminal(false, false);
+        let first = log.update("fuzz: 1 cases").unwrap();
+        assert_eq!(first, "fuzz: 1 cases\n", "no carriage return in a log");
+        // The next updates inside the interval are held back, not written.
+        assert_eq!(log.update("fuzz: 2 cases"), None);
+        assert_eq!(log.pending.as_deref(), Some("fuzz: 2 cases"));
+        let mut tty = ProgressLine::with_terminal(false, true);
+        assert_eq!(tty.update("fuzz: 1 cases").unwrap(), "\rfuzz: 1 cases   ");
+        assert!(
+            tty.update("fuzz: 2 cases").is_some(),
+            "a terminal redraws each time"
+        );
+        assert_eq!(ProgressLine::with_terminal(true, false).update("x"), None);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::{Args, Subcommand};
 use loom_report::{Baseline, CaseResult, Environment, Report, Status};
 use loom_vectors::runner::KernelClient;
-use loom_vectors::{KernelProcess, KernelProcessConfig, Kind};
+use loom_vectors::{KernelProcess, KernelProcessConfig, Kind, Vector};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,9 +18,12 @@ use std::path::{Path, PathBuf};
 pub enum VectorsCommand {
     /// List vectors (id, kind, rules).
     #[command(
-        after_help = "Examples:\n  loom vectors list --rule FOLD-09\n  loom vectors list --kind digest\n\nExit status: 0 listed, 2 usage error or an unreadable set."
+        after_help = "Examples:\n  loom vectors list --rule FOLD-09\n  loom vectors list --kind digest\n  loom vectors list --filter snapshot --kind fold\n\nExit status: 0 listed, 2 usage error, an unreadable set, or filters that match no vector."
     )]
     List {
+        /// Only vectors whose id contains this text (the same filter as `loom vectors run --filter`).
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
         /// Only vectors proving this rule id (e.g. FOLD-09).
         #[arg(long)]
         rule: Option<String>,
@@ -70,7 +73,7 @@ Exit status: 0 up to date (or rewritten), 1 --check found a difference or the ge
 /// Arguments of `loom vectors run`.
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  loom vectors run\n  loom vectors run --kernel-cmd \"python3 my_kernel.py\" --out report/\n  loom vectors run --filter fold09 --quiet\n  loom vectors run --kernel-cmd \"./my-kernel\" --extra fuzz-found/\n\nExit status: 0 all passed (skips allowed), 1 a failure, error or timeout, 2 usage error."
+    after_help = "Examples:\n  loom vectors run\n  loom vectors run --kernel-cmd \"python3 my_kernel.py\" --out report/\n  loom vectors run --filter fold09 --quiet\n  loom vectors run --smoke --kernel-cmd \"python3 my_kernel.py\"\n  loom vectors run --kernel-cmd \"./my-kernel\" --fail-fast\n  loom vectors run --kernel-cmd \"./my-kernel\" --extra fuzz-found/\n\nExit status: 0 all passed (skips allowed; a PARTIAL PASS with --filter, --smoke or a stop), 1 a failure, error or timeout, 2 usage error or a run that could not be set up."
 )]
 pub struct RunArgs {
     /// The adapter command line (run through `sh -c`); default: the reference kernel in-process.
@@ -96,6 +99,13 @@ pub struct RunArgs {
     /// Time limits for a foreign kernel adapter.
     #[command(flatten)]
     pub adapter: super::AdapterArgs,
+    /// When to stop early.
+    #[command(flatten)]
+    pub stop: super::StopArgs,
+    /// A quick check that a kernel speaks the protocol: the handshake and the first
+    /// few vectors of each kind (seconds; the run is partial).
+    #[arg(long)]
+    pub smoke: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -165,10 +175,11 @@ pub struct ReplayArgs {
 pub fn run(cmd: VectorsCommand) -> u8 {
     match cmd {
         VectorsCommand::List {
+            filter,
             rule,
             kind,
             vectors,
-        } => list(rule, kind, vectors.as_deref()),
+        } => list(filter, rule, kind, vectors.as_deref()),
         VectorsCommand::Run(args) => run_vectors(args),
         VectorsCommand::Fuzz(args) => super::vectors_fuzz::fuzz(args),
         VectorsCommand::Export { dir, force } => export(&dir, force),
@@ -176,7 +187,12 @@ pub fn run(cmd: VectorsCommand) -> u8 {
     }
 }
 
-fn list(rule: Option<String>, kind: Option<String>, dir: Option<&Path>) -> u8 {
+fn list(
+    filter: Option<String>,
+    rule: Option<String>,
+    kind: Option<String>,
+    dir: Option<&Path>,
+) -> u8 {
     let kind = match kind.as_deref().map(|k| (k, Kind::parse(k))) {
         Some((k, None)) => {
             eprintln!(
@@ -204,6 +220,9 @@ fn list(rule: Option<String>, kind: Option<String>, dir: Option<&Path>) -> u8 {
                 continue;
             }
         }
+        if filter.as_deref().is_some_and(|f| !v.id.contains(f)) {
+            continue;
+        }
         n += 1;
         let exception = v
             .exception
@@ -218,7 +237,25 @@ fn list(rule: Option<String>, kind: Option<String>, dir: Option<&Path>) -> u8 {
         );
     }
     eprintln!("{n} of {} vectors", vectors.len());
+    if n == 0 {
+        eprintln!("error: no vector matches the filters");
+        return EXIT_USAGE;
+    }
     EXIT_OK
+}
+
+/// How many vectors of each kind `--smoke` sends: the handshake and a few of every kind
+/// show that an adapter speaks the protocol, in seconds.
+pub const SMOKE_VECTORS_PER_KIND: usize = 3;
+
+/// The first [`SMOKE_VECTORS_PER_KIND`] vectors of each kind, in set order.
+fn smoke_selection(vectors: &mut Vec<Vector>) {
+    let mut per_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
+    vectors.retain(|v| {
+        let n = per_kind.entry(v.kind.as_str()).or_default();
+        *n += 1;
+        *n <= SMOKE_VECTORS_PER_KIND
+    });
 }
 
 fn export(dir: &Path, force: bool) -> u8 {
@@ -319,10 +356,15 @@ fn run_vectors(args: RunArgs) -> u8 {
             return give_up(&out, EXIT_USAGE);
         }
     }
+    if args.smoke {
+        smoke_selection(&mut vectors);
+    }
+    let budget = args.stop.budget();
     let (claims, mut results) = match loom_harness::vectors::run_with(
         args.kernel_cmd.as_deref(),
         args.adapter.limits(),
         &vectors,
+        &budget,
         !args.quiet,
     ) {
         Ok(r) => r,
@@ -389,6 +431,23 @@ fn run_vectors(args: RunArgs) -> u8 {
             loom_harness::subjects::KERNEL,
             format!("every vector whose id does not contain {f:?}"),
             "run loom vectors run without --filter",
+        );
+    }
+    if args.smoke {
+        expectations = expectations.omit(
+            loom_harness::subjects::KERNEL,
+            format!("every vector but the first {SMOKE_VECTORS_PER_KIND} of each kind (--smoke)"),
+            "run loom vectors run without --smoke",
+        );
+    }
+    if budget.exhausted() {
+        expectations = expectations.omit(
+            loom_harness::subjects::KERNEL,
+            format!(
+                "the vectors after the last failure counted: {}",
+                budget.reason()
+            ),
+            "fix the failures, or run without --fail-fast and --max-fail",
         );
     }
     let report = Report::new(env, loom_harness::rules::rule_infos(), results)

@@ -92,20 +92,16 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
             }
         }
     };
-    let quiet = args.quiet;
+    let mut line = super::ProgressLine::new(args.quiet);
     let report = run_campaign(client.as_mut(), &config, &mut |p| {
-        if !quiet {
-            eprint!(
-                "\rfuzz: {} cases, {} finding(s), {:.1} s   ",
-                p.cases,
-                p.findings,
-                p.elapsed_ms as f64 / 1000.0
-            );
-        }
+        line.update(&format!(
+            "fuzz: {} cases, {} finding(s), {:.1} s",
+            p.cases,
+            p.findings,
+            p.elapsed_ms as f64 / 1000.0
+        ));
     });
-    if !quiet {
-        eprintln!();
-    }
+    line.finish();
     drop(client);
     let vectors_dir = out.join("vectors");
     let written = match write_findings(&vectors_dir, &report.findings) {

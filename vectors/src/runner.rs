@@ -497,6 +497,22 @@ pub fn run_set(
     vectors: &[Vector],
     on_result: &mut dyn FnMut(&CaseResult),
 ) -> Result<(Claims, Vec<CaseResult>), String> {
+    run_set_within(
+        client,
+        vectors,
+        &loom_report::FailureBudget::unlimited(),
+        on_result,
+    )
+}
+
+/// [`run_set`] that stops sending vectors once `budget` is spent (`--fail-fast`,
+/// `--max-fail N`): each vector not sent is a skip saying why, never left out.
+pub fn run_set_within(
+    client: &mut dyn KernelClient,
+    vectors: &[Vector],
+    budget: &loom_report::FailureBudget,
+    on_result: &mut dyn FnMut(&CaseResult),
+) -> Result<(Claims, Vec<CaseResult>), String> {
     let hello = client
         .call(
             "hello",
@@ -506,8 +522,15 @@ pub fn run_set(
     let claims = Claims::from_hello(hello);
     let mut out: Vec<CaseResult> = Vec::with_capacity(vectors.len() + 1);
     for v in vectors {
+        if budget.exhausted() {
+            let r = budget.not_run(AREA, v.kind.as_str(), &v.id, v.rules.iter().cloned());
+            on_result(&r);
+            out.push(r);
+            continue;
+        }
         client.begin_case(&v.id);
         let r = run_vector(client, &claims, v);
+        budget.record(&r);
         on_result(&r);
         out.push(r);
         let blames = client.take_blames();
