@@ -99,3 +99,40 @@ fn an_unknown_reading_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown reading"));
 }
+
+/// `loom check --kernel-cmd` runs the vectors, the golden replay and the differential
+/// campaign: each judges the same kernel by the same claims, so it passes (exit 0), with
+/// the golden logs' differences (an fnv1a64 flow hash in decimal, GAP-02) measured
+/// against the readings and listed as resolution differences.
+#[test]
+fn check_passes_a_kernel_of_other_readings() {
+    let dir = scratch("check");
+    let out = dir.join("out");
+    let kernel = readings_kernel();
+    let o = loom(&[
+        "check",
+        "--kernel-cmd",
+        &kernel,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let results = report["results"].as_array().unwrap();
+    for area in ["vectors", "golden", "fuzz"] {
+        assert!(
+            results.iter().any(|r| r["area"] == area),
+            "no {area} result"
+        );
+    }
+    assert!(results.iter().any(|r| r["area"] == "golden"
+        && r["status"] == "resolution-difference"
+        && r["message"]
+            .as_str()
+            .unwrap()
+            .contains("differs from the reference's resolution of GAP-02")));
+    assert!(results
+        .iter()
+        .all(|r| !["fail", "error", "timeout"].contains(&r["status"].as_str().unwrap())));
+}

@@ -1146,3 +1146,87 @@ fn walk(a: &Value, b: &Value, at: String, out: &mut Vec<String>) {
 pub fn widen_for(reading: Reading, kind: Kind) -> &'static [&'static str] {
     reading.widen(kind)
 }
+
+// ---- a basis measured at run time ----------------------------------------------------
+
+/// The basis of an answer no committed vector holds (a golden replay, a fuzz case),
+/// measured now the way the generator measures a vector's: the reference answers
+/// `method(params)`, then each reading of an open point `claims` does not claim answers
+/// it too (every one: [`Reading::kinds`] is what the committed set was measured on, and
+/// a fuzz case reaches further). Each reading that changes the judged part
+/// (`judged`: the answer in the shape [`crate::basis::judged_part`] gives, `None` when
+/// it cannot be judged) becomes a resolution at its differing pointers (widened as the
+/// generator widens them), or, for a reading the spec plainly allows, an alternative.
+/// `None` when the reference gives no answer. Returns the reference's judged answer,
+/// the basis and the alternatives.
+pub fn measure(
+    kind: Kind,
+    method: &str,
+    params: &Value,
+    claims: &crate::basis::ResolutionClaims,
+    judged: &dyn Fn(Value) -> Option<Value>,
+) -> Option<(Value, crate::basis::Basis, Vec<crate::basis::Alternative>)> {
+    use crate::basis::{Alternative, Basis, Resolution};
+    use crate::protocol::Answer;
+    let answer =
+        |set: ReadingSet| match crate::ReferenceKernel::with_readings(set).handle(method, params) {
+            Answer::Result(v) => judged(v),
+            _ => None,
+        };
+    let reference = answer(ReadingSet::NONE)?;
+    let mut resolutions = Vec::new();
+    let mut alternatives = Vec::new();
+    for r in Reading::ALL
+        .iter()
+        .copied()
+        .filter(|r| !claims.claims(r.gap()))
+    {
+        let Some(other) = answer(ReadingSet::one(r)) else {
+            continue;
+        };
+        let paths = differing_pointers(&reference, &other, r.widen(kind));
+        if paths.is_empty() {
+            continue;
+        }
+        if r.accepted() {
+            alternatives.push(Alternative {
+                reading: r.as_str().to_owned(),
+                gaps: vec![r.gap().to_owned()],
+                description: r.description().to_owned(),
+                expected: other,
+                resolutions: Vec::new(),
+            });
+        }
+        resolutions.push(Resolution::new(r.gap(), paths));
+    }
+    // The readings also act together (a `__proto__` event refused whole while inert
+    // envelopes move the bookkeeping): what the first unclaimed reading of every point
+    // changes together is laid to each point that changes the answer alone.
+    let mut together = ReadingSet::NONE;
+    for r in Reading::ALL
+        .iter()
+        .copied()
+        .filter(|r| !claims.claims(r.gap()))
+    {
+        if !together.gaps().contains(&r.gap()) && together.with(r).check().is_ok() {
+            together = together.with(r);
+        }
+    }
+    if together.iter().count() > 1 && !resolutions.is_empty() {
+        if let Some(other) = answer(together) {
+            let widen: Vec<&str> = together
+                .iter()
+                .flat_map(|r| r.widen(kind).iter().copied())
+                .collect();
+            let paths = differing_pointers(&reference, &other, &widen);
+            for r in &mut resolutions {
+                r.paths.extend(paths.iter().cloned());
+            }
+        }
+    }
+    Some((
+        reference,
+        Basis::from_resolutions(resolutions),
+        alternatives,
+    ))
+}

@@ -281,7 +281,30 @@ pub const POINTERS_NAMED_MAX: usize = 8;
 /// against the vector's expectation, its alternatives and its basis, for a kernel with
 /// `claims`. `what` says what was compared, for a failure's message.
 pub fn judge(v: &Vector, claims: &ResolutionClaims, actual: &Value, what: &str) -> Judgement {
-    let want = judged_part(v.kind, &v.expected);
+    judge_answer(
+        v.kind,
+        &v.expected,
+        &v.basis,
+        &v.alternatives,
+        claims,
+        actual,
+        what,
+    )
+}
+
+/// [`judge`] over the parts of a vector: an expected answer with its basis and
+/// alternatives (a committed vector's, or one measured now against the other readings,
+/// [`crate::readings::measure`]).
+pub fn judge_answer(
+    kind: Kind,
+    expected: &Value,
+    basis: &crate::basis::Basis,
+    alternatives: &[crate::basis::Alternative],
+    claims: &ResolutionClaims,
+    actual: &Value,
+    what: &str,
+) -> Judgement {
+    let want = judged_part(kind, expected);
     if canonical_string(&want) == canonical_string(actual) {
         return Judgement::Exact;
     }
@@ -290,17 +313,17 @@ pub fn judge(v: &Vector, claims: &ResolutionClaims, actual: &Value, what: &str) 
     // alternative of a reading whose points it does not claim (with what that answer
     // itself rests on).
     let mut candidates: Vec<(Option<&str>, Value, Vec<&crate::basis::Resolution>)> =
-        vec![(None, want.clone(), v.basis.resolutions.iter().collect())];
-    for a in &v.alternatives {
+        vec![(None, want.clone(), basis.resolutions.iter().collect())];
+    for a in alternatives {
         if a.gaps.iter().all(|g| unclaimed(g)) {
-            let other = judged_part(v.kind, &a.expected);
+            let other = judged_part(kind, &a.expected);
             if canonical_string(&other) == canonical_string(actual) {
                 return Judgement::Alternative(a.reading.clone());
             }
             candidates.push((
                 Some(a.reading.as_str()),
                 other,
-                a.resolutions.iter().chain(&v.basis.resolutions).collect(),
+                a.resolutions.iter().chain(&basis.resolutions).collect(),
             ));
         }
     }
@@ -352,8 +375,7 @@ pub fn judge(v: &Vector, claims: &ResolutionClaims, actual: &Value, what: &str) 
     // A failure: name the first difference no unclaimed resolution explains (the real
     // cause), and every differing pointer up to a count.
     let diffs = crate::readings::differing_pointers(&want, actual, &[]);
-    let open: Vec<&crate::basis::Resolution> = v
-        .basis
+    let open: Vec<&crate::basis::Resolution> = basis
         .resolutions
         .iter()
         .filter(|r| unclaimed(&r.gap))

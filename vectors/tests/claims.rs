@@ -223,3 +223,73 @@ fn wrong_kernel_with_every_other_reading_over_stdio() {
         .iter()
         .any(|r| r.status == Status::Fail && r.rules.iter().any(|x| x == "FOLD-09")));
 }
+
+/// The differential campaign judges a kernel of other readings the same way: a case
+/// that differs from the reference only where it rests on an unclaimed resolution
+/// (measured against the other readings) is counted, not a finding; a spec-breaking bug
+/// under the same readings is still found.
+#[test]
+fn the_campaign_measures_resolution_differences_and_still_finds_a_spec_bug() {
+    use loom_vectors::fuzz::{run_campaign, Check, FuzzConfig};
+    let config = FuzzConfig {
+        seed: 7,
+        cases: Some(400),
+        time_ms: None,
+        checks: Check::ALL.to_vec(),
+        shrink_iters_max: 256,
+        stop_after_findings: None,
+    };
+    let mut readings = InProcessKernel {
+        kernel: ReferenceKernel::with_readings(ReadingSet::every_gap()),
+    };
+    let report = run_campaign(&mut readings, &config, &mut |_| {});
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    let explained: u64 = report.resolution_cases.values().map(|(n, _)| n).sum();
+    assert!(explained > 0, "{:?}", report.resolution_cases);
+    let gaps: Vec<&String> = report
+        .resolution_cases
+        .values()
+        .flat_map(|(_, g)| g)
+        .collect();
+    assert!(gaps.iter().all(|g| decision_for(g).is_some()), "{gaps:?}");
+
+    let mut buggy = InProcessKernel {
+        kernel: ReferenceKernel {
+            bug: Some(Bug::StepFailedFailsExecution),
+            readings: ReadingSet::every_gap(),
+        },
+    };
+    let config = FuzzConfig {
+        cases: Some(3_000),
+        checks: vec![Check::Fold],
+        stop_after_findings: Some(1),
+        ..config
+    };
+    let report = run_campaign(&mut buggy, &config, &mut |_| {});
+    assert!(
+        report.findings.iter().any(|f| f.check == Check::Fold),
+        "not found in {} cases: {:?}",
+        report.cases,
+        report.resolution_cases
+    );
+}
+
+/// The golden replay too: every entry's log differs from the reference's only at
+/// unclaimed resolutions (a resolution difference, measured against the readings) or
+/// not at all.
+#[test]
+fn golden_replay_of_a_kernel_of_other_readings_fails_nothing() {
+    let mut client = InProcessKernel {
+        kernel: ReferenceKernel::with_readings(ReadingSet::every_gap()),
+    };
+    let results = loom_vectors::golden::corpus_kernel_results(&mut client);
+    assert!(!results.is_empty());
+    let bad: Vec<_> = results.iter().filter(|r| r.status.is_failure()).collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+    assert!(results
+        .iter()
+        .any(|r| r.status == Status::ResolutionDifference
+            && r.message
+                .as_deref()
+                .is_some_and(|m| m.contains("GAP-02 (docs/decisions/0002-canonical-json.md)"))));
+}
