@@ -73,6 +73,8 @@ unreadable or edited report, or a file that cannot be written. `loom report <com
     Report(cli::report_cmd::ReportCommand),
     /// Show the rule catalogue: every rule, one rule or gap by id, or the Markdown page.
     Rules(cli::rules::RulesArgs),
+    /// Print the protocol documents and schemas this binary was built with (or write them to a directory).
+    Docs(cli::docs_cmd::DocsArgs),
     /// Commands the repository's scripts call.
     #[command(subcommand, hide = true)]
     Internal(cli::internal::InternalCommand),
@@ -97,6 +99,7 @@ fn main() -> ExitCode {
         Command::Compat(args) => cli::manifest::compat(args),
         Command::Report(cmd) => cli::report_cmd::run(cmd),
         Command::Rules(args) => cli::rules::run(args),
+        Command::Docs(args) => cli::docs_cmd::run(args),
         Command::Internal(cmd) => cli::internal::run(cmd),
     };
     ExitCode::from(code)

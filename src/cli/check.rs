@@ -15,16 +15,16 @@ use std::path::PathBuf;
 no --kernel-cmd, no cmd: store  the reference kernel, runtime and stores: gates, fold, vectors, replay, kits, sim, tests, spec\n  \
 --kernel-cmd CMD               your kernel: vectors, replay (the golden corpus through runScenario), fuzz (a short differential campaign)\n  \
 --store cmd:CMD                your store: the SPI kits\n\
-A report judges each subject only on the rules that apply to its kind (spec/applicability.toml), from results obtained \
+A report judges each subject only on the rules that apply to its kind (the applicability table built into this binary), from results obtained \
 against it in this run. The harness's own tests are a separate self-check.\n\n\
 Parts: gates (ABI, event-schema and audit-kind pins, manifest, compat gate), fold (generated logs: snapshot \
 equivalence at every k, inert unknown kinds, status movers, older writers), vectors, replay (the committed golden-log \
 corpus), fuzz (differential campaign, foreign kernels only), kits (SPI kits against --store), sim (deploy-simulator \
-seeds), tests (the JUnit that ./scripts/test wrote for this very source tree; anything else credits nothing), spec \
+seeds), tests (the JUnit that ./scripts/test wrote in this binary's very source tree; anything else credits nothing), spec \
 (every binding rule has a passing result in this run; shipped capabilities are backed).\n\n\
 The verdict fails on any failure, on an empty run, on a part that produced only skips, and for the reference on a \
-binding rule without a passing result (FOLD-13 runs as an expected failure; spec/exemptions.toml lists hand-written \
-exemptions).\n\n\
+binding rule without a passing result (FOLD-13 runs as an expected failure; the hand-written \
+exemptions built into this binary are listed in the report).\n\n\
 Examples:\n  loom check\n  loom check --only fold --seed 7 --fold-logs 2000\n  loom check --store sqlite:/tmp/loom.db --out ci-report/\n  \
 loom check --kernel-cmd 'python3 my_kernel.py'\n  loom check --store 'cmd:python3 adapter.py' --fail-fast\n  loom check --baseline known-failures.toml\n\n\
 Exit status: 0 the verdict is PASS, 1 FAIL (a failure, an unexpected pass, an adapter that did not start or answer \
@@ -43,7 +43,7 @@ pub struct CheckArgs {
     /// The store the kits run against: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND" (a cmd: store is the subject).
     #[arg(long, default_value = "sqlite")]
     pub store: String,
-    /// Judge a foreign kernel speaking the stdio kernel protocol (docs/protocols/kernel.md).
+    /// Judge a foreign kernel speaking the stdio kernel protocol (`loom docs kernel-protocol`).
     #[arg(long, value_name = "COMMAND")]
     pub kernel_cmd: Option<String>,
     /// Seed for generated inputs; the same seed gives the same run.
@@ -62,7 +62,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub baseline: Option<PathBuf>,
     /// JUnit XML of a test run (default: $CARGO_TARGET_DIR or ./target, then nextest/ci/junit.xml,
-    /// which ./scripts/test writes and records). Credited only when its record names this
+    /// which ./scripts/test writes and records in loom's source tree). Credited only when its record names this
     /// binary's source tree.
     #[arg(long, value_name = "FILE")]
     pub test_results: Option<PathBuf>,

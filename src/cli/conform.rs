@@ -17,11 +17,11 @@ use std::path::PathBuf;
 #[derive(Args)]
 #[command(
     after_help = "Stores: memory | sqlite (fresh in-memory database per case) | sqlite:PATH (a scratch file) | \
-postgres://USER@HOST:PORT/DB (a fresh schema loom_conform_<run> per run, kept afterwards for inspection: drop it when done) | cmd:\"COMMAND\" (a stdio store adapter, see docs/protocols/store.md).\n\n\
+postgres://USER@HOST:PORT/DB (a fresh schema loom_conform_<run> per run, kept afterwards for inspection: drop it when done) | cmd:\"COMMAND\" (a stdio store adapter: `loom docs store-protocol`).\n\n\
 Kits: event-store, snapshot-store, archive-store, lifecycle, branch-registry, dispatcher, timer-store, \
 content-store, durable-state-store, read-model-store (the plugin tier, SPI-20).\n\n\
 Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scratch.db --kit event-store\n  \
-loom conform --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --out conform-report/\n  \
+loom conform --store 'cmd:python3 adapter.py' --out conform-report/\n  \
 loom conform --store memory --case spi_07\n  \
 loom conform --list --kit event-store\n  \
 loom conform --store 'cmd:python3 adapter.py' --smoke\n  \

@@ -33,7 +33,7 @@ pub fn manifest(args: ManifestArgs) -> u8 {
     after_help = "Two versions are compatible iff they share a major version (COMPAT-04). \
 Exit status: 0 all compatible, 1 some incompatible, 2 usage error (unknown name, malformed version, nothing declared).\n\n\
 Examples:\n  loom compat --abi 1.3.0 --event-schema 1.20.0\n  loom compat --set EVENT_STORE_SPI_VERSION=2.1.0 --wire 1.0.0\n\n\
-Names accepted by --set are listed in docs/compatibility.md."
+Names accepted by --set are the version constants `loom kernel-manifest` prints."
 )]
 pub struct CompatArgs {
     /// KERNEL_ABI_VERSION the deployment expects.

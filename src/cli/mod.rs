@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod conform;
+pub mod docs_cmd;
 pub mod explore;
 pub mod fold_cmd;
 pub mod internal;

@@ -10,7 +10,7 @@ use loom_spec::Catalogue;
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  loom rules                 every rule, one per line\n  loom rules FOLD-09         one rule: level, spec section, summary, planned evidence\n  \
-loom rules GAP-12          an open question and the reference resolution\n  loom rules --group SPI\n  loom rules --markdown > docs/rules.md\n\n\
+loom rules GAP-12          an open question and the reference resolution\n  loom rules --group SPI\n  loom rules --markdown > rules.md\n\n\
 Exit status: 0 printed, 2 usage error (no such rule or group)."
 )]
 pub struct RulesArgs {
@@ -19,7 +19,7 @@ pub struct RulesArgs {
     /// Only the rules of this group (FOLD, SNAP, EMIT, REPLAY, TYPED, INGRESS, ABI, SPI, PLACE, RES, COMPAT, CONF, GAP).
     #[arg(long, conflicts_with = "id")]
     pub group: Option<String>,
-    /// Print the whole catalogue as the Markdown page docs/rules.md.
+    /// Print the whole catalogue as one Markdown page.
     #[arg(long, conflicts_with_all = ["id", "group"])]
     pub markdown: bool,
 }

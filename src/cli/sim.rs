@@ -13,9 +13,11 @@ use std::path::PathBuf;
 #[command(
     after_help = "Each seed draws a whole deployment (2-5 stateless workers, a dispatcher, a shared store on a \
 simulated network, fault rates, latencies, flows) and runs a safety phase with crashes, partitions, zombie writers \
-and hostile resumes, then a liveness phase with faults off. Invariants are named by rule id; see docs/simulator.md.\n\n\
+and hostile resumes, then a liveness phase with faults off. Invariants are named by rule id (`loom rules ID` prints one).\n\n\
 Examples:\n  loom sim --seeds 200 --jobs 2\n  loom sim --seeds 1000 --stormy --shard 0/4 --out shard-0/\n  loom sim --seed 53 --stormy\n  \
-loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --scenario simulator/scenarios/two-recoverers-racing.toml\n  loom sim --store 'cmd:python3 examples/python-sqlite-store/adapter.py' --seeds 20\n\n\
+loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --scenario two-recoverers-racing\n  loom sim --scenario my-scenario.toml\n  loom sim --store 'cmd:python3 adapter.py' --seeds 20\n\n\
+Scenarios built in (--scenario NAME): crash-during-retry, resume-before-park, store-restart-mid-recovery, \
+two-recoverers-racing, zombie-after-fencing; `loom sim --print-scenario NAME` prints one as a start for your own.\n\
 The same seed gives the same trace, byte for byte. Shards merge with `loom report merge`.\n\
 Exit status: 0 every invariant held, 1 a violation (its seed and files are printed) or a cmd: store adapter that did not \
 start or answer hello, 2 usage error or a run that could not be set up (e.g. --seeds 0: no seed to run; a database that \
@@ -36,14 +38,17 @@ pub struct SimArgs {
     #[arg(long, value_name = "S", conflicts_with_all = ["from", "seeds"])]
     pub seed: Option<u64>,
     /// The event store under simulation: memory, sqlite[:DIR], postgres://URL or cmd:COMMAND (a store adapter
-    /// speaking docs/protocols/store.md).
+    /// speaking the store protocol: `loom docs store-protocol`).
     #[arg(long, default_value = "memory")]
     pub store: String,
-    /// Run a scenario file (TOML or JSON: workers, rates, latencies, faults, flows; see
-    /// simulator/scenarios/) instead of drawing seeds.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["seed", "from", "seeds", "shard"])]
+    /// Run a scenario instead of drawing seeds: the name of one built in (see below) or a
+    /// file (TOML or JSON: workers, rates, latencies, faults, flows).
+    #[arg(long, value_name = "NAME|FILE", conflicts_with_all = ["seed", "from", "seeds", "shard"])]
     pub scenario: Option<PathBuf>,
-    /// Seeds run on this many threads at once (reproduce a failing seed alone: see docs/simulator.md).
+    /// Print the built-in scenario NAME (TOML) and exit: a start for a scenario of your own.
+    #[arg(long, value_name = "NAME", conflicts_with = "scenario")]
+    pub print_scenario: Option<String>,
+    /// Seeds run on this many threads at once (reproduce a failing seed alone, with --seed).
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
     /// Run every seed twice and compare the trace digests (a CONF-05 result per seed,
@@ -96,6 +101,9 @@ fn parse_shard(text: &str) -> Result<(u32, u32), String> {
 
 /// Runs `loom sim`.
 pub fn run(args: SimArgs) -> u8 {
+    if let Some(name) = &args.print_scenario {
+        return print_scenario(name);
+    }
     let shard = match args.shard.as_deref().map(parse_shard).transpose() {
         Ok(s) => s,
         Err(e) => {
@@ -118,6 +126,9 @@ pub fn run(args: SimArgs) -> u8 {
         return replay_file(file, store);
     }
     if let Some(file) = &args.scenario {
+        if let Some((_, text)) = builtin_scenario(&file.to_string_lossy()) {
+            return replay_text(text, &file.to_string_lossy(), store);
+        }
         return replay_file(file, store);
     }
     let (from, count) = match args.seed {
@@ -319,16 +330,80 @@ fn preflight(store: &StoreSpec) -> Result<(), String> {
 /// schema); no sweep runs it.
 const PREFLIGHT_SEED: u64 = u64::MAX;
 
+/// The scenarios built into the binary (simulator/scenarios/), by name, so
+/// `--scenario NAME` works without the source tree.
+pub const BUILTIN_SCENARIOS: [(&str, &str); 5] = [
+    (
+        "crash-during-retry",
+        include_str!("../../simulator/scenarios/crash-during-retry.toml"),
+    ),
+    (
+        "resume-before-park",
+        include_str!("../../simulator/scenarios/resume-before-park.toml"),
+    ),
+    (
+        "store-restart-mid-recovery",
+        include_str!("../../simulator/scenarios/store-restart-mid-recovery.toml"),
+    ),
+    (
+        "two-recoverers-racing",
+        include_str!("../../simulator/scenarios/two-recoverers-racing.toml"),
+    ),
+    (
+        "zombie-after-fencing",
+        include_str!("../../simulator/scenarios/zombie-after-fencing.toml"),
+    ),
+];
+
+/// The built-in scenario `name` (with or without `.toml`), unless a file of that name
+/// exists: a file the user names wins.
+fn builtin_scenario(name: &str) -> Option<(&'static str, &'static str)> {
+    if std::path::Path::new(name).exists() {
+        return None;
+    }
+    let name = name.strip_suffix(".toml").unwrap_or(name);
+    BUILTIN_SCENARIOS.iter().copied().find(|(n, _)| *n == name)
+}
+
+/// `loom sim --print-scenario NAME`.
+pub fn print_scenario(name: &str) -> u8 {
+    match BUILTIN_SCENARIOS.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => {
+            print!("{text}");
+            EXIT_OK
+        }
+        None => {
+            let names: Vec<&str> = BUILTIN_SCENARIOS.iter().map(|(n, _)| *n).collect();
+            eprintln!(
+                "error: no built-in scenario {name:?} (scenarios: {})",
+                names.join(", ")
+            );
+            EXIT_USAGE
+        }
+    }
+}
+
 /// `loom sim replay FILE`.
 fn replay_file(file: &std::path::Path, store: StoreSpec) -> u8 {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: reading {}: {e}", file.display());
+            let names: Vec<&str> = BUILTIN_SCENARIOS.iter().map(|(n, _)| *n).collect();
+            eprintln!(
+                "error: reading {}: {e} (built-in scenarios: {})",
+                file.display(),
+                names.join(", ")
+            );
             return EXIT_USAGE;
         }
     };
-    let schedule = match loom_sim::scenario_from_text(&text) {
+    replay_text(&text, &file.display().to_string(), store)
+}
+
+/// Runs a schedule or scenario given as text; `source` names it in messages.
+fn replay_text(text: &str, source: &str, store: StoreSpec) -> u8 {
+    let file = std::path::Path::new(source);
+    let schedule = match loom_sim::scenario_from_text(text) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {}: {e}", file.display());
@@ -362,6 +437,12 @@ fn replay_file(file: &std::path::Path, store: StoreSpec) -> u8 {
                     v.rule,
                     v.execution_id.as_deref().unwrap_or("-"),
                     v.message
+                );
+            }
+            if outcome.violations.len() > 10 {
+                println!(
+                    "  … and {} more violation(s)",
+                    outcome.violations.len() - 10
                 );
             }
             if outcome.violations.is_empty() {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub enum VectorsCommand {
     /// List vectors (id, kind, rules).
     #[command(
-        after_help = "Examples:\n  loom vectors list --rule FOLD-09\n  loom vectors list --kind digest\n  loom vectors list --filter snapshot --kind fold\n\nExit status: 0 listed, 2 usage error, an unreadable set, or filters that match no vector."
+        after_help = "Examples:\n  loom vectors list --rule FOLD-09\n  loom vectors list --kind digest\n  loom vectors list --filter snap04 --kind fold\n\nExit status: 0 listed, 2 usage error, an unreadable set, or filters that match no vector."
     )]
     List {
         /// Only vectors whose id contains this text (the same filter as `loom vectors run --filter`).
@@ -115,7 +115,7 @@ pub struct RunArgs {
 /// stdin/stdout until stdin closes).
 #[derive(Args)]
 #[command(
-    after_help = "Reads one JSON request per line on stdin and answers on stdout (docs/protocols/kernel.md), until stdin closes. \
+    after_help = "Reads one JSON request per line on stdin and answers on stdout (the kernel protocol: `loom docs kernel-protocol`), until stdin closes. \
 It is the reference your own adapter is compared with, and a way to try the protocol by hand.\n\n\
 Examples:\n  echo '{\"id\":1,\"method\":\"hello\",\"params\":{\"protocolVersion\":1}}' | loom kernel-adapter\n  \
 loom vectors run --kernel-cmd 'loom kernel-adapter'\n  \
@@ -136,18 +136,18 @@ pub struct KernelAdapterArgs {
 #[derive(Args)]
 #[command(
     after_help = "Re-runs the flow script against the recorded log (served from the log, as a resume would) and reports whether it replays unchanged.\n\n\
-With --corpus, replays every entry of a golden-log corpus (vectors/golden/README.md): the corpus built into this binary \
+With --corpus, replays every entry of a golden-log corpus: the corpus built into this binary \
 when no DIR is given, else the one under DIR; with --kernel-cmd, through a foreign kernel's runScenario. --record writes \
 the log of every entry under DIR that has none yet (review it before committing).\n\n\
 Examples:\n  loom replay --log run.jsonl --flow flow.json\n  loom replay --log run.jsonl --flow flow.json --json\n  loom replay --corpus\n  \
-loom replay --corpus --kernel-cmd 'python3 my_kernel.py'\n  loom replay --corpus vectors/golden --record\n\n\
+loom replay --corpus --kernel-cmd 'python3 my_kernel.py'\n\n\
 Exit status: 0 replays unchanged (or recorded), 1 diverged, 2 usage error or unreadable input."
 )]
 pub struct ReplayArgs {
     /// The recorded log: a JSON array of envelopes or JSON lines.
     #[arg(long, required_unless_present = "corpus", requires = "flow")]
     pub log: Option<PathBuf>,
-    /// The flow script (JSON, docs/flow-scripts.md).
+    /// The flow script (JSON; its schema: `loom docs event-schema --schema`).
     #[arg(long, required_unless_present = "corpus", requires = "log")]
     pub flow: Option<PathBuf>,
     /// Replay a golden-log corpus: the built-in one, or the one under DIR.
