@@ -134,6 +134,54 @@ fn conf_03_the_node_minimal_kernel_passes_every_vector_it_claims() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// `loom check --kernel-cmd` judges the unmodified Node kernel on what it claims: the
+/// vectors of its kinds and the campaign's checks of them pass, the golden replay (it
+/// claims no `runtime`) is shown as not claimed and does not fail the verdict, and the
+/// verdict and figure name what was judged (exit 0).
+fn conf_03_check_judges_the_node_kernel_on_what_it_claims() {
+    let out = scratch("check");
+    let kernel = format!("node {}", example("node-kernel/minimal-kernel.mjs"));
+    let mut all = vec!["check", "--kernel-cmd", kernel.as_str()];
+    all.extend(["--out", out.to_str().unwrap()]);
+    let o = loom(&all);
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let r = Report::load(out.join("report.json")).unwrap_or_else(|e| panic!("{e}\n{stdout}"));
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{:#?}", failures(&r));
+    assert!(
+        stdout.contains(
+            "verdict: PASS (judged: fold, normalize, digest; not claimed: ingress, emit, runtime)"
+        ),
+        "{stdout}"
+    );
+    let kernel = r.subject("kernel").expect("the kernel subject");
+    let claims = kernel.claims.as_ref().expect("its claims");
+    assert_eq!(claims.judged, CLAIMED);
+    assert_eq!(claims.not_claimed, ["ingress", "emit", "runtime"]);
+    // The golden replay ran nothing it claims: every entry is shown as not claimed, and
+    // the part is not expected.
+    let golden: Vec<_> = r.results.iter().filter(|x| x.area == "golden").collect();
+    assert!(!golden.is_empty());
+    assert!(golden.iter().all(|x| x.status == Status::SkipNotClaimed));
+    assert!(!r.expectations.parts.iter().any(|p| p.area == "golden"));
+    // Every claimed kind passed, both figures are given.
+    for kind in CLAIMED {
+        assert!(r
+            .results
+            .iter()
+            .any(|x| x.area == "vectors" && x.suite == kind && x.status == Status::Pass));
+    }
+    let f = &r.summary.subjects[0];
+    assert!(
+        f.rules_claimed > 0 && f.rules_claimed_passing == f.rules_claimed,
+        "{f:?}"
+    );
+    assert!(f.rules_applicable > f.rules_claimed, "{f:?}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("not claimed: ingress, emit, runtime"));
+    assert!(html.contains("class=\"verdict pass\">PASS<"), "the page says PASS");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 fn fold_38_a_node_kernel_that_drops_decision_seq_fails_with_rule_and_path() {
     let out = scratch("bug");
     let kernel = format!(
@@ -188,6 +236,11 @@ fn main() -> std::process::ExitCode {
             Tool::Node,
             "conf_03_the_node_minimal_kernel_passes_every_vector_it_claims",
             |_| conf_03_the_node_minimal_kernel_passes_every_vector_it_claims(),
+        ),
+        needs(
+            Tool::Node,
+            "conf_03_check_judges_the_node_kernel_on_what_it_claims",
+            |_| conf_03_check_judges_the_node_kernel_on_what_it_claims(),
         ),
         needs(
             Tool::Node,

@@ -12,7 +12,7 @@
 
 use crate::subjects::{self, KERNEL, REFERENCE, STORE};
 use crate::{AdapterLimits, PartProgress};
-use loom_report::{Baseline, CaseResult, Environment, Expectations, Report, Subject};
+use loom_report::{Baseline, CaseResult, Environment, Expectations, Report, Status, Subject};
 use loom_vectors::runner::{InProcessKernel, KernelClient};
 use loom_vectors::{KernelProcess, KernelProcessConfig};
 use serde_json::Value;
@@ -316,7 +316,19 @@ pub fn run(
         if !["kits", "vectors"].contains(part) {
             produced.iter().for_each(|r| budget.record(r));
         }
-        if !["tests", "spec"].contains(part) {
+        // A part whose every result is "not claimed" by a kernel that claims some kinds
+        // (a golden replay of a kernel that runs no flows) is shown as not claimed and
+        // not expected; a part that produced nothing at all is still expected.
+        let not_claimed = config.kernel_cmd.is_some()
+            && subject == KERNEL
+            && !produced.is_empty()
+            && produced.iter().all(|r| r.status == Status::SkipNotClaimed)
+            && kernel_hello
+                .as_ref()
+                .and_then(|h| h.get("kinds"))
+                .and_then(Value::as_array)
+                .is_some_and(|k| !k.is_empty());
+        if !["tests", "spec"].contains(part) && !not_claimed {
             expectations = expectations.part(area_of(part), subject);
         }
         results.append(&mut produced);
@@ -420,7 +432,11 @@ pub fn run(
             }
         }
         if let Some(cmd) = &config.kernel_cmd {
-            subjects.push(subjects::foreign_kernel(cmd, kernel_hello.as_ref()));
+            let mut kernel = subjects::foreign_kernel(cmd, kernel_hello.as_ref());
+            if let Some(claims) = subjects::kernel_claims(kernel_hello.as_ref(), &results) {
+                kernel = kernel.with_claims(claims);
+            }
+            subjects.push(kernel);
         }
         if config.foreign_store() && parts.contains(&"kits") {
             subjects.push(subjects::store(&config.store, store_hello.as_ref()));

@@ -67,3 +67,40 @@ fn named(
     }
     s
 }
+
+/// What a kernel's `hello` claims, and so what it is judged on: the vector kinds it
+/// claims (judged) and those it does not (shown as not claimed, never judged), and the
+/// rules of the claimed parts: every rule cited by a result against it that ran (not
+/// `skip-not-claimed`). `None` when the hello claims no kind at all (nothing is a claim;
+/// the run is judged as it is, and an empty one never passes).
+pub fn kernel_claims(
+    hello: Option<&Value>,
+    results: &[loom_report::CaseResult],
+) -> Option<loom_report::ClaimScope> {
+    let claimed: Vec<&str> = hello?
+        .get("kinds")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let (judged, not_claimed): (Vec<&str>, Vec<&str>) = loom_vectors::format::Kind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .partition(|k| claimed.contains(k));
+    if judged.is_empty() {
+        return None;
+    }
+    let mut rules: Vec<String> = results
+        .iter()
+        .filter(|r| r.subject.as_deref() == Some(KERNEL) || r.subject.is_none())
+        .filter(|r| r.status != loom_report::Status::SkipNotClaimed)
+        .flat_map(|r| r.rules.iter().cloned())
+        .collect();
+    rules.sort();
+    rules.dedup();
+    Some(loom_report::ClaimScope {
+        judged: judged.into_iter().map(str::to_owned).collect(),
+        not_claimed: not_claimed.into_iter().map(str::to_owned).collect(),
+        rules,
+    })
+}

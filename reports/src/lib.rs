@@ -74,4 +74,6 @@ pub use report::{
     Report, ReportError, RuleRow, RuleStatus, StatusCounts, SubjectFigure, Summary, Verdict,
     SCHEMA_NAME, SCHEMA_VERSION, UNEXPECTED_PASS_PREFIX,
 };
-pub use subject::{Expectations, ExpectedPart, Omission, Subject, SubjectKind, HARNESS_SUBJECT_ID};
+pub use subject::{
+    ClaimScope, Expectations, ExpectedPart, Omission, Subject, SubjectKind, HARNESS_SUBJECT_ID,
+};

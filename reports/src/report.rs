@@ -234,6 +234,14 @@ pub struct SubjectFigure {
     /// Applicable rules whose results against it include a resolution difference and
     /// neither a pass nor a failure.
     pub rules_resolution_difference: u64,
+    /// For a subject that states what it claims ([`crate::ClaimScope`]): the applicable
+    /// rules of the claimed parts (0 when it states nothing).
+    #[serde(default)]
+    pub rules_claimed: u64,
+    /// Of those, the ones with a passing result against it and no failing or
+    /// expected-failing one.
+    #[serde(default)]
+    pub rules_claimed_passing: u64,
     /// Binding applicable rules with no passing result and no expected failure
     /// against it, sorted (exempted ones included; see
     /// [`Expectations::exempted`]).
@@ -707,6 +715,14 @@ impl Report {
             if row.spec_based {
                 f.rules_spec_based += 1;
             }
+            if let Some(scope) = &subject.claims {
+                if scope.rules.binary_search(&row.rule.id).is_ok() {
+                    f.rules_claimed += 1;
+                    if row.status == RuleStatus::Pass {
+                        f.rules_claimed_passing += 1;
+                    }
+                }
+            }
             if row.rule.is_binding() && !matches!(row.status, RuleStatus::Pass | RuleStatus::Xfail)
             {
                 f.binding_without_evidence.push(row.rule.id.clone());
@@ -739,10 +755,22 @@ impl Report {
                 SubjectKind::Reference => "rules of the catalogue".to_string(),
                 kind => format!("rules that apply to a {kind}"),
             };
-            let mut line = format!(
-                "{} ({}): {} / {} {scope} have passing results against it in this run",
-                subject.id, subject.name, f.rules_passing, f.rules_applicable
-            );
+            let mut line = match &subject.claims {
+                Some(claims) => format!(
+                    "{} ({}): {}; {} / {} rules of the claimed parts and {} / {} {scope} have passing results against it in this run",
+                    subject.id,
+                    subject.name,
+                    claims.sentence(),
+                    f.rules_claimed_passing,
+                    f.rules_claimed,
+                    f.rules_passing,
+                    f.rules_applicable
+                ),
+                None => format!(
+                    "{} ({}): {} / {} {scope} have passing results against it in this run",
+                    subject.id, subject.name, f.rules_passing, f.rules_applicable
+                ),
+            };
             if f.rules_failing > 0 {
                 line.push_str(&format!("; {} failing", f.rules_failing));
             }

@@ -81,6 +81,42 @@ pub struct Subject {
     /// Its answer to `hello`, verbatim, when it speaks a protocol.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hello: Option<Value>,
+    /// What it claims (a kernel's vector kinds and syscalls in `hello`): the parts it
+    /// was judged on, the parts it does not claim (shown, never judged), and the rules
+    /// of the claimed parts (the first denominator of its figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<ClaimScope>,
+}
+
+/// What a subject claims to implement, and so what it was judged on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimScope {
+    /// The claimed parts that were judged, e.g. `["fold", "digest"]`.
+    pub judged: Vec<String>,
+    /// The parts it does not claim, e.g. `["runtime", "ingress", "emit"]`: their
+    /// results are `skip-not-claimed` and never fail the verdict.
+    pub not_claimed: Vec<String>,
+    /// The rule IDs the claimed parts exercise, sorted.
+    pub rules: Vec<String>,
+}
+
+impl ClaimScope {
+    /// "judged: fold, digest; not claimed: runtime, ingress, emit".
+    pub fn sentence(&self) -> String {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "nothing".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        format!(
+            "judged: {}; not claimed: {}",
+            list(&self.judged),
+            list(&self.not_claimed)
+        )
+    }
 }
 
 impl Subject {
@@ -93,6 +129,7 @@ impl Subject {
             version: None,
             endpoint: None,
             hello: None,
+            claims: None,
         }
     }
 
@@ -121,6 +158,14 @@ impl Subject {
     /// Sets the hello answer.
     pub fn with_hello(mut self, hello: Value) -> Self {
         self.hello = Some(hello);
+        self
+    }
+
+    /// Sets what it claims (and so what it is judged on).
+    pub fn with_claims(mut self, mut claims: ClaimScope) -> Self {
+        claims.rules.sort();
+        claims.rules.dedup();
+        self.claims = Some(claims);
         self
     }
 

@@ -197,3 +197,42 @@ fn statuses_of_a_subject_are_counted_in_its_figure() {
     assert_eq!(f.by_status.timeout, 1);
     assert_eq!(f.rules_failing, 1);
 }
+
+/// A subject that states what it claims is judged as a claim: its figure is given
+/// against the rules of the claimed parts and against every rule of its kind, and
+/// the sentence names what was judged and what was not claimed.
+#[test]
+fn a_partial_claim_is_judged_as_a_claim() {
+    use loom_report::{
+        CaseResult, ClaimScope, Environment, Report, RuleInfo, Subject, SubjectKind,
+    };
+    let rule =
+        |id: &str| RuleInfo::new(id, "MUST", "R", "r").with_applies_to([SubjectKind::Kernel]);
+    let results = vec![
+        CaseResult::pass("vectors", "fold", "a", ["R-1"]),
+        CaseResult::pass("vectors", "digest", "b", ["R-2"]),
+        CaseResult::skip_not_claimed("vectors", "runtime", "c", ["R-3"], "not claimed"),
+    ];
+    let kernel = Subject::new("kernel", SubjectKind::Kernel, "k").with_claims(ClaimScope {
+        judged: vec!["fold".into(), "digest".into()],
+        not_claimed: vec!["runtime".into()],
+        rules: vec!["R-2".into(), "R-1".into()],
+    });
+    let report = Report::new(
+        Environment::new("loom", "0"),
+        vec![rule("R-1"), rule("R-2"), rule("R-3")],
+        results,
+    )
+    .with_subjects(vec![kernel]);
+    assert!(report.summary.ok, "{:?}", report.summary.verdict_reasons);
+    let f = &report.summary.subjects[0];
+    assert_eq!((f.rules_claimed_passing, f.rules_claimed), (2, 2));
+    assert_eq!((f.rules_passing, f.rules_applicable), (2, 3));
+    let sentence = report.figure_sentences().join("\n");
+    assert!(
+        sentence.contains("judged: fold, digest; not claimed: runtime; 2 / 2 rules of the claimed parts and 2 / 3 rules that apply to a kernel"),
+        "{sentence}"
+    );
+    let back = Report::from_json_str(&report.to_json_pretty()).unwrap();
+    assert_eq!(back, report);
+}

@@ -282,7 +282,11 @@ fn print_summary(report: &Report, notes: &[String]) {
     for line in notes {
         println!("note: {line}");
     }
-    println!("\nverdict: {}", report.verdict());
+    println!(
+        "\nverdict: {}{}",
+        report.verdict(),
+        super::judged_suffix(report)
+    );
     for reason in &s.verdict_reasons {
         println!("  - {reason}");
     }

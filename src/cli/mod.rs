@@ -189,6 +189,16 @@ pub fn shown(path: &std::path::Path) -> String {
         .to_string()
 }
 
+/// " (judged: fold, digest; not claimed: runtime, ingress, emit)" for a report whose
+/// primary subject states what it claims, else nothing: the verdict says what it is about.
+pub fn judged_suffix(report: &loom_report::Report) -> String {
+    report
+        .primary_subject()
+        .and_then(|s| s.claims.as_ref())
+        .map(|c| format!(" ({})", c.sentence()))
+        .unwrap_or_default()
+}
+
 /// At most this many resolution differences are printed; the report lists them all.
 pub const RESOLUTION_DIFFERENCES_PRINTED_MAX: usize = 20;
 

@@ -415,7 +415,13 @@ fn run_vectors(args: RunArgs) -> u8 {
         ),
     );
     let subject = match &args.kernel_cmd {
-        Some(cmd) => loom_harness::subjects::foreign_kernel(cmd, Some(&claims.hello)),
+        Some(cmd) => {
+            let s = loom_harness::subjects::foreign_kernel(cmd, Some(&claims.hello));
+            match loom_harness::subjects::kernel_claims(Some(&claims.hello), &results) {
+                Some(c) => s.with_claims(c),
+                None => s,
+            }
+        }
         None => loom_report::Subject::new(
             loom_harness::subjects::KERNEL,
             loom_report::SubjectKind::Kernel,
@@ -479,7 +485,11 @@ fn run_vectors(args: RunArgs) -> u8 {
     for line in report.figure_sentences() {
         println!("{line}");
     }
-    println!("verdict: {}", report.verdict());
+    println!(
+        "verdict: {}{}",
+        report.verdict(),
+        super::judged_suffix(&report)
+    );
     for reason in &report.summary.verdict_reasons {
         println!("  - {reason}");
     }
