@@ -97,7 +97,9 @@ fn spi_20_explore_finds_a_planted_adapter_bug_and_its_replay_fails_until_fixed(p
 }
 
 /// The example adapter behind the hostile proxy (tests/adapters/hostile.py), meeting
-/// `mode` at request `n` in its first process only.
+/// `mode` at request `n` in its first process only. From seed 12, request 47 is a step
+/// of the third case (not a `reset` or the lease probe at a case's start, which are
+/// harness errors); a change to the generator may move it.
 fn hostile(python: &str, mode: &str, n: u32) -> String {
     let root = env!("CARGO_MANIFEST_DIR");
     format!(
@@ -131,7 +133,7 @@ fn explore_reports_a_hang_as_a_timeout_naming_the_step_and_its_request(python: &
     let out = scratch("hang");
     let once = scratch("hang-once").join("once");
     let o = explore_with(
-        &hostile(python, "hang", 40),
+        &hostile(python, "hang", 47),
         &out,
         &once,
         &["--timeout-ms", "400"],
@@ -157,7 +159,7 @@ fn explore_reports_a_hang_as_a_timeout_naming_the_step_and_its_request(python: &
 fn explore_reports_an_adapter_crash_with_its_operation_stderr_and_a_replay_file(python: &str) {
     let out = scratch("crash");
     let once = scratch("crash-once").join("once");
-    let o = explore_with(&hostile(python, "partial-exit", 40), &out, &once, &[]);
+    let o = explore_with(&hostile(python, "partial-exit", 47), &out, &once, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(

@@ -16,6 +16,7 @@
 //! and the campaign never know these stores exist.
 #![deny(missing_docs)]
 
+pub mod keyed;
 pub mod wrappers;
 
 /// The class of a bug, as the judging-power issue lists them.
@@ -33,6 +34,11 @@ pub enum Class {
     ErrorFacts,
     /// `storeNow` wrong.
     Timestamps,
+    /// Ids a real backend merges or misorders ([`keyed`]; `loom_conformance::ids`).
+    HostileKey,
+    /// State that goes wrong only after a long enough history: caches, write-behind
+    /// buffers, compacting queues, offset cursors, SPIs sharing a backend ([`keyed`]).
+    Stateful,
 }
 
 /// Where a bug lives.
@@ -665,5 +671,155 @@ pub const CATALOGUE: &[Bug] = &[
         Ordering,
         "SPI-05",
         "acquireFenceIf on a deleted stream sees no fence",
+    ),
+];
+
+/// One hostile-key or stateful bug ([`keyed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyBug {
+    /// The wrapper's bug name.
+    pub name: &'static str,
+    /// [`Class::HostileKey`] or [`Class::Stateful`].
+    pub class: Class,
+    /// The rule a failing case (or the campaign's divergence) must cite.
+    pub rule: &'static str,
+    /// What must catch it.
+    pub catcher: Catcher,
+    /// For a hostile-key bug: the id family (`loom_conformance::ids::Family::name`) whose
+    /// kit case must be the only one to fail.
+    pub family: Option<&'static str>,
+    /// The bug, in words.
+    pub what: &'static str,
+}
+
+const fn key(
+    name: &'static str,
+    rule: &'static str,
+    kit: &'static str,
+    family: &'static str,
+    what: &'static str,
+) -> KeyBug {
+    KeyBug {
+        name,
+        class: Class::HostileKey,
+        rule,
+        catcher: Catcher::Kit(kit),
+        family: Some(family),
+        what,
+    }
+}
+
+const fn stateful(
+    name: &'static str,
+    rule: &'static str,
+    catcher: Catcher,
+    what: &'static str,
+) -> KeyBug {
+    KeyBug {
+        name,
+        class: Class::Stateful,
+        rule,
+        catcher,
+        family: None,
+        what,
+    }
+}
+
+/// Every hostile-key and stateful bug. `tests/keys_and_state.rs` runs each: a kit-caught
+/// one fails its kit by the named rule (a hostile-key one fails only the hostile-id case,
+/// naming its family), a campaign-caught one passes every kit and the campaign finds it
+/// within the budget stated there.
+pub const KEYS_AND_STATE: &[KeyBug] = &[
+    key(
+        "ids-case-insensitive",
+        "SPI-15",
+        "snapshot-store",
+        "case twins",
+        "snapshot execution ids compared case-insensitively (a case-insensitive collation)",
+    ),
+    key(
+        "ids-nfc-normalised",
+        "SPI-20",
+        "durable-state-store",
+        "NFC/NFD twins",
+        "durable-state keys NFC-normalised before they are stored",
+    ),
+    key(
+        "ids-percent-decoded",
+        "SPI-20",
+        "content-store",
+        "percent-encoded twins",
+        "content owners percent-decoded (a URL layer), so p%2Fq reads what p/q put",
+    ),
+    key(
+        "ids-prefix-255",
+        "SPI-19",
+        "archive-store",
+        "shared 255-byte prefix",
+        "archives keyed by the first 255 bytes of the execution id (a prefix index)",
+    ),
+    key(
+        "ids-trailing-space-padded",
+        "SPI-23",
+        "event-store",
+        "trailing spaces",
+        "execution ids compared as SQL CHAR, ignoring trailing spaces",
+    ),
+    key(
+        "ids-numeric-affinity",
+        "SPI-20",
+        "read-model-store",
+        "numeric-looking",
+        "read-model document ids with numeric affinity: 10, 010, 1e1 and 10.0 are one document",
+    ),
+    key(
+        "list-in-utf16-order",
+        "SPI-23",
+        "event-store",
+        "UTF-16 order",
+        "listExecutions sorted by UTF-16 code units (a JavaScript sort), not by bytes",
+    ),
+    key(
+        "timer-keys-joined-with-colon",
+        "GAP-25",
+        "timer-store",
+        "separators",
+        "timers keyed by executionId:key, so (j:k, m) and (j, k:m) are one timer",
+    ),
+    stateful(
+        "read-cache-misses-delete-through",
+        "SPI-09",
+        Catcher::Kit("event-store"),
+        "read answers come from a cache that every write path invalidates except deleteThrough",
+    ),
+    stateful(
+        "lru-drops-dirty",
+        "SPI-23",
+        Catcher::Kit("event-store"),
+        "a write-behind cache of 8 executions drops the unflushed events of the one it evicts",
+    ),
+    stateful(
+        "offset-cursor",
+        "SPI-13",
+        Catcher::Explore,
+        "listExecutionsPage cursors are offsets, so a write between two pages repeats or skips an id",
+    ),
+    stateful(
+        "queue-compaction-loses-a-package",
+        "PLACE-02",
+        Catcher::Explore,
+        "every 32nd claim compacts the queue and loses the next package",
+    ),
+    stateful(
+        "reclaim-keeps-first-worker",
+        "PLACE-02",
+        Catcher::Explore,
+        "a re-claimed dispatch's lease names the worker that claimed it first",
+    ),
+    stateful(
+        "complete-cancels-timers",
+        "GAP-25",
+        Catcher::Explore,
+        "completing a lease cancels every timer of its execution (dispatcher and timers share tables)",
     ),
 ];

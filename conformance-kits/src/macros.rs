@@ -309,6 +309,7 @@ macro_rules! event_store_conformance {
                 spi_13_exactly_full_last_page_has_no_cursor,
                 spi_14_copy_prefix_checks_in_order,
                 gap_27_out_of_range_ids_follow_the_table,
+                spi_23_hostile_ids_are_distinct_streams_in_byte_order,
             ]
         );
     };
@@ -336,6 +337,7 @@ macro_rules! snapshot_store_conformance {
                 spi_16_prune_at_zero_at_a_snapshot_and_past_the_latest,
                 spi_15_values_read_back_identical,
                 gap_27_out_of_range_ids_follow_the_table,
+                spi_15_hostile_ids_keep_their_own_snapshots,
             ]
         );
     };
@@ -363,6 +365,7 @@ macro_rules! archive_store_conformance {
                 spi_19_batch_limit_from_both_sides,
                 spi_19_values_read_back_identical,
                 gap_27_out_of_range_ids_follow_the_table,
+                spi_19_hostile_ids_keep_their_own_archives,
             ]
         );
     };
@@ -452,6 +455,7 @@ macro_rules! timer_store_conformance {
                 ref_timers_due_boundaries_and_numeric_order,
                 ref_timers_reschedule_after_cancel_and_byte_order,
                 gap_27_out_of_range_ids_follow_the_table,
+                ref_timers_hostile_keys_are_distinct_timers_in_byte_order,
             ]
         );
     };
@@ -481,6 +485,7 @@ macro_rules! content_store_conformance {
                 spi_20_bytes_read_back_identical,
                 spi_20_several_owners_of_the_same_bytes,
                 gap_27_out_of_range_ids_follow_the_table,
+                spi_20_hostile_owners_are_distinct,
             ]
         );
     };
@@ -507,6 +512,7 @@ macro_rules! durable_state_store_conformance {
                 spi_20_state_values_read_back_identical,
                 spi_20_state_conflict_facts_from_both_sides,
                 gap_27_out_of_range_ids_follow_the_table,
+                spi_20_hostile_keys_are_distinct,
             ]
         );
     };
@@ -532,6 +538,7 @@ macro_rules! read_model_store_conformance {
                 spi_20_documents_read_back_identical,
                 spi_20_query_is_in_byte_order_of_ids,
                 gap_27_out_of_range_ids_follow_the_table,
+                spi_20_hostile_ids_are_distinct_documents_in_byte_order,
             ]
         );
     };

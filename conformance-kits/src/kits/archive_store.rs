@@ -24,6 +24,7 @@ crate::__kit_cases! {
         spi_19_batch_limit_from_both_sides => ["SPI-19", "SPI-18"], "1.0.0", [];
         spi_19_values_read_back_identical => ["SPI-19"], "1.0.0", [];
         gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-19"], "1.0.0", [];
+        spi_19_hostile_ids_keep_their_own_archives => ["SPI-19", "GAP-27"], "1.0.0", [];
     ]
 }
 
@@ -468,6 +469,29 @@ pub async fn gap_27_out_of_range_ids_follow_the_table<S: ArchiveStore>(
             };
             judge_id_rule(rule, b, answer)?;
         }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Hostile execution ids keep their own archives (SPI-19, GAP-27).
+pub async fn spi_19_hostile_ids_keep_their_own_archives<S: ArchiveStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let ids = crate::ids::hostile_ids(&cx.id("h."));
+    for (family, id) in &ids {
+        let r = store.archive(id, crate::case::events(id, 0, 1, "h")).await;
+        ok(r, &format!("archive {id:?} ({})", family.name()))?;
+    }
+    for (family, id) in &ids {
+        let got = ok(store.read_archived(id).await, "readArchived")?;
+        ensure!(
+            got.len() == 1 && got[0].execution_id == *id,
+            "{} ids: readArchived({id:?}) gave {} envelopes (execution ids {:?}), expected its own one",
+            family.name(),
+            got.len(),
+            got.iter().map(|e| e.execution_id.clone()).collect::<Vec<_>>()
+        );
     }
     Ok(Outcome::Pass)
 }

@@ -37,6 +37,7 @@ crate::__kit_cases! {
         spi_20_bytes_read_back_identical => ["SPI-20"], "1.0.0", [];
         spi_20_several_owners_of_the_same_bytes => ["SPI-20"], "1.5.0", ["SPI 1.5.0", "contentAccess"];
         gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-20"], "1.5.0", ["SPI 1.5.0", "contentAccess"];
+        spi_20_hostile_owners_are_distinct => ["SPI-20", "GAP-27"], "1.5.0", ["SPI 1.5.0", "contentAccess"];
     ]
 }
 
@@ -640,6 +641,37 @@ pub async fn gap_27_out_of_range_ids_follow_the_table<S: ContentStore>(
                 _ => continue,
             };
             judge_id_rule(rule, b, answer)?;
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Hostile owner names are distinct owners: bytes put by one are not readable by its
+/// twin (a percent-decoded, case-folded or normalised owner would leak them) (SPI-20,
+/// GAP-27).
+pub async fn spi_20_hostile_owners_are_distinct<S: ContentStore>(store: &S, cx: &Ctx) -> Verdict {
+    require_version!(store.capabilities(), "1.5.0");
+    require_claims!(store.capabilities(), M::ContentAccess);
+    let owners = crate::ids::hostile_ids(&cx.id("h."));
+    for (_, owner) in &owners {
+        let bytes = format!("owned by {owner}").into_bytes();
+        ok(
+            store.put(bytes, Some(ContentAccess::new(owner))).await,
+            "put",
+        )?;
+    }
+    for (family, owner) in &owners {
+        for (_, other) in owners.iter().filter(|(_, o)| o != owner) {
+            let digest = content_digest(format!("owned by {other}").as_bytes());
+            let got = ok(
+                store.get(&digest, Some(ContentAccess::new(owner))).await,
+                "get",
+            )?;
+            ensure!(
+                got.is_none(),
+                "{} owners: {owner:?} reads the bytes {other:?} put",
+                family.name()
+            );
         }
     }
     Ok(Outcome::Pass)

@@ -28,6 +28,7 @@ crate::__kit_cases! {
         spi_20_state_values_read_back_identical => ["SPI-20"], "1.0.0", [];
         spi_20_state_conflict_facts_from_both_sides => ["SPI-20"], "1.0.0", [];
         gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-20"], "1.0.0", [];
+        spi_20_hostile_keys_are_distinct => ["SPI-20", "GAP-27"], "1.0.0", [];
     ]
 }
 
@@ -525,6 +526,36 @@ pub async fn gap_27_out_of_range_ids_follow_the_table<S: DurableStateStore>(
             };
             judge_id_rule(rule, b, answer)?;
         }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Hostile keys are distinct keys: each is created at version 1 and reads back its own
+/// value (SPI-20, GAP-27).
+pub async fn spi_20_hostile_keys_are_distinct<S: DurableStateStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let keys = crate::ids::hostile_ids(&cx.id("h."));
+    for (family, key) in &keys {
+        let r = store.put(key, json!({ "key": key }), None).await;
+        let v = ok(r, &format!("create {key:?} ({})", family.name()))?;
+        ensure!(
+            v == 1,
+            "{} keys: creating {key:?} made version {v}",
+            family.name()
+        );
+    }
+    for (family, key) in &keys {
+        let got = ok(store.get(key).await, "get")?;
+        ensure!(
+            got == Some(Versioned {
+                value: json!({ "key": key }),
+                version: 1
+            }),
+            "{} keys: {key:?} holds {got:?}, expected its own value at version 1",
+            family.name()
+        );
     }
     Ok(Outcome::Pass)
 }

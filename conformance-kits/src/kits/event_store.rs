@@ -67,6 +67,7 @@ crate::__kit_cases! {
         spi_13_exactly_full_last_page_has_no_cursor => ["SPI-13"], "1.2.0", ["listExecutionsPage"];
         spi_14_copy_prefix_checks_in_order => ["SPI-14", "GAP-27"], "1.0.0", ["copyPrefix"];
         gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-23"], "1.0.0", [];
+        spi_23_hostile_ids_are_distinct_streams_in_byte_order => ["SPI-23", "GAP-27"], "1.0.0", [];
     ]
 }
 
@@ -2134,5 +2135,62 @@ pub async fn gap_27_out_of_range_ids_follow_the_table<S: EventStore>(
         ok(store.list_executions().await, "listExecutions")? == vec![live.to_string()],
         "the out-of-range probes left streams behind"
     );
+    Ok(Outcome::Pass)
+}
+
+/// Hostile ids (`loom_conformance::ids::Family`: case, NFC/NFD and percent-encoded twins,
+/// separators, trailing spaces, UTF-16 order, a shared 255-byte prefix, ids at the
+/// length limit, numeric-looking ids) are distinct streams: each reads back its own
+/// event, and `listExecutions` (and `listExecutionsPage`) lists them in byte order
+/// (SPI-23, GAP-27).
+pub async fn spi_23_hostile_ids_are_distinct_streams_in_byte_order<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let ids = crate::ids::hostile_ids(&cx.id("h."));
+    for (family, id) in &ids {
+        let r = store.append(id, 0, events(id, 0, 1, "h"), None).await;
+        ok(r, &format!("append to {id:?} ({})", family.name()))?;
+    }
+    for (family, id) in &ids {
+        let log = ok(store.read(id).await, "read")?;
+        ensure!(
+            log.len() == 1 && log[0].execution_id == *id,
+            "{} ids: {id:?} reads back {} events (execution ids {:?}): the store confuses it with another id of the family",
+            family.name(),
+            log.len(),
+            log.iter().map(|e| e.execution_id.clone()).collect::<Vec<_>>()
+        );
+    }
+    let mut want: Vec<String> = ids.iter().map(|(_, id)| id.clone()).collect();
+    want.sort();
+    let prefix = cx.id("h.");
+    let listed: Vec<String> = ok(store.list_executions().await, "listExecutions")?
+        .into_iter()
+        .filter(|id| id.starts_with(&prefix))
+        .collect();
+    if let Some((f, _)) = ids.iter().find(|(_, id)| !listed.contains(id)) {
+        return Err(Failure(format!(
+            "{} ids: listExecutions lacks some of them: {listed:?}",
+            f.name()
+        )));
+    }
+    if listed != want {
+        let family = crate::ids::Family::ALL
+            .iter()
+            .find(|f| {
+                let mine: Vec<&String> = listed
+                    .iter()
+                    .filter(|id| f.ids(&prefix).contains(id))
+                    .collect();
+                let mut sorted = mine.clone();
+                sorted.sort();
+                mine != sorted
+            })
+            .map_or("hostile", |f| f.name());
+        return Err(Failure(format!(
+            "{family} ids: listExecutions is not in byte order: {listed:?}"
+        )));
+    }
     Ok(Outcome::Pass)
 }

@@ -24,6 +24,7 @@ crate::__kit_cases! {
         spi_20_documents_read_back_identical => ["SPI-20"], "1.0.0", [];
         spi_20_query_is_in_byte_order_of_ids => ["SPI-20"], "1.0.0", [];
         gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-20"], "1.0.0", [];
+        spi_20_hostile_ids_are_distinct_documents_in_byte_order => ["SPI-20", "GAP-27"], "1.0.0", [];
     ]
 }
 
@@ -429,6 +430,73 @@ pub async fn gap_27_out_of_range_ids_follow_the_table<S: ReadModelStore>(
             };
             judge_id_rule(rule, b, answer)?;
         }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Hostile document ids (unprefixed, so `9` and `10` are themselves) are distinct
+/// documents of one collection, paged in byte order; hostile collection names are
+/// distinct collections (SPI-20, GAP-27).
+pub async fn spi_20_hostile_ids_are_distinct_documents_in_byte_order<S: ReadModelStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let c = &*cx.id("h");
+    let ids = crate::ids::hostile_ids("");
+    for (family, id) in &ids {
+        let r = store.upsert(c, id, json!({ "id": id })).await;
+        ok(r, &format!("upsert {id:?} ({})", family.name()))?;
+    }
+    for (family, id) in &ids {
+        let got = ok(store.get(c, id).await, "get")?;
+        ensure!(
+            got == Some(json!({ "id": id })),
+            "{} ids: document {id:?} holds {got:?}",
+            family.name()
+        );
+    }
+    let mut listed = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = ok(
+            store.query(c, QueryOptions { limit: 7, cursor }).await,
+            "query",
+        )?;
+        listed.extend(page.docs.into_iter().map(|d| d.id));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+        ensure!(listed.len() <= 2 * ids.len(), "query keeps paging");
+    }
+    let mut want: Vec<String> = ids.iter().map(|(_, id)| id.clone()).collect();
+    want.sort();
+    if listed != want {
+        let family = crate::ids::Family::ALL
+            .iter()
+            .find(|f| {
+                let fam = f.ids("");
+                let mine: Vec<&String> = listed.iter().filter(|id| fam.contains(id)).collect();
+                let mut sorted = mine.clone();
+                sorted.sort();
+                mine != sorted || mine.len() != fam.len()
+            })
+            .map_or("hostile", |f| f.name());
+        return Err(Failure(format!(
+            "{family} ids: query pages gave {listed:?}, expected each id once in byte order"
+        )));
+    }
+    for (family, name) in crate::ids::hostile_ids(&cx.id("hc.")) {
+        ok(
+            store.upsert(&name, "d", json!({ "c": name })).await,
+            "upsert",
+        )?;
+        let got = ok(store.get(&name, "d").await, "get")?;
+        ensure!(
+            got == Some(json!({ "c": name })),
+            "{} collections: {name:?} holds {got:?}",
+            family.name()
+        );
     }
     Ok(Outcome::Pass)
 }

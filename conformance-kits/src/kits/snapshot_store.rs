@@ -27,6 +27,7 @@ crate::__kit_cases! {
         spi_16_prune_at_zero_at_a_snapshot_and_past_the_latest => ["SPI-16"], "1.2.0", ["pruneSnapshots"];
         spi_15_values_read_back_identical => ["SPI-15"], "1.0.0", [];
         gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "SPI-15"], "1.0.0", [];
+        spi_15_hostile_ids_keep_their_own_snapshots => ["SPI-15", "GAP-27"], "1.0.0", [];
     ]
 }
 
@@ -507,6 +508,36 @@ pub async fn gap_27_out_of_range_ids_follow_the_table<S: SnapshotStore>(
             };
             judge_id_rule(rule, b, answer)?;
         }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Hostile execution ids keep their own snapshots: each loads back the record saved
+/// under it, not a twin's (SPI-15, GAP-27).
+pub async fn spi_15_hostile_ids_keep_their_own_snapshots<S: SnapshotStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let ids = crate::ids::hostile_ids(&cx.id("h."));
+    for (i, (_, id)) in ids.iter().enumerate() {
+        let record = SnapshotRecord {
+            schema_version: EVENT_SCHEMA_VERSION.to_string(),
+            sequence: i as u64,
+            state: json!({ "id": id }),
+        };
+        ok(store.save(id, record).await, "save")?;
+    }
+    for (i, (family, id)) in ids.iter().enumerate() {
+        let got = ok(store.load_latest(id).await, "loadLatest")?;
+        let ok_ = got
+            .as_ref()
+            .is_some_and(|r| r.sequence == i as u64 && r.state == json!({ "id": id }));
+        ensure!(
+            ok_,
+            "{} ids: loadLatest({id:?}) gave {:?}, expected its own record at sequence {i}",
+            family.name(),
+            got.map(|r| (r.sequence, r.state))
+        );
     }
     Ok(Outcome::Pass)
 }

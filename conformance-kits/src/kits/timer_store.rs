@@ -14,6 +14,7 @@ crate::__kit_cases! {
         ref_timers_due_boundaries_and_numeric_order => ["GAP-25"], "1.0.0", [];
         ref_timers_reschedule_after_cancel_and_byte_order => ["GAP-25"], "1.0.0", [];
         gap_27_out_of_range_ids_follow_the_table => ["GAP-27", "GAP-25"], "1.0.0", [];
+        ref_timers_hostile_keys_are_distinct_timers_in_byte_order => ["GAP-25", "GAP-27"], "1.0.0", [];
     ]
 }
 
@@ -305,5 +306,57 @@ pub async fn gap_27_out_of_range_ids_follow_the_table<S: TimerStore>(
             judge_id_rule(rule, b, answer)?;
         }
     }
+    Ok(Outcome::Pass)
+}
+
+/// Hostile timer keys and executions are distinct timers, due in (wake, execution, key)
+/// byte order, and two-part keys that join to the same text (`("j:k", "m")` and
+/// `("j", "k:m")`) are two timers (GAP-25, GAP-27).
+pub async fn ref_timers_hostile_keys_are_distinct_timers_in_byte_order<S: TimerStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    let exec = cx.id("h");
+    let mut want = Vec::new();
+    for (_, key) in crate::ids::hostile_ids("") {
+        want.push(Timer {
+            execution_id: exec.clone(),
+            wake_at_ms: 10,
+            key,
+        });
+    }
+    for pair in crate::ids::composite_twins() {
+        for (e, k) in pair {
+            want.push(Timer {
+                execution_id: format!("{}{e}", cx.namespace()),
+                wake_at_ms: 10,
+                key: k,
+            });
+        }
+    }
+    for t in &want {
+        let got = ok(store.schedule(t.clone()).await, "schedule")?;
+        ensure!(
+            got == *t,
+            "separators ids: schedule {:?}/{:?} answered the stored timer {:?}/{:?}: the store confuses the two",
+            t.execution_id,
+            t.key,
+            got.execution_id,
+            got.key
+        );
+    }
+    want.sort_by(|a, b| {
+        (a.wake_at_ms, &a.execution_id, &a.key).cmp(&(b.wake_at_ms, &b.execution_id, &b.key))
+    });
+    let due = ok(store.due(10, TIMER_DUE_LIMIT_MAX).await, "due")?;
+    ensure!(
+        due == want,
+        "due gave {} timers {:?}, expected {} in (wake, execution, key) byte order",
+        due.len(),
+        due.iter()
+            .map(|t| format!("{}/{}", t.execution_id, t.key))
+            .collect::<Vec<_>>(),
+        want.len()
+    );
     Ok(Outcome::Pass)
 }

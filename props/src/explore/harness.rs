@@ -64,8 +64,16 @@ impl Side {
 
 /// The execution id for selector `sel`.
 pub fn exec_id(sel: u8) -> String {
+    let families = &loom_conformance::ids::Family::ALL;
     match sel {
         s if s < EXECUTIONS => format!("e{s}"),
+        s if s >= super::ops::HOSTILE_SELECTOR
+            && usize::from((s - super::ops::HOSTILE_SELECTOR) / 3) < families.len() =>
+        {
+            let i = s - super::ops::HOSTILE_SELECTOR;
+            let [a, b, c] = loom_conformance::ids::campaign_ids(Some(families[usize::from(i / 3)]));
+            [a, b, c][usize::from(i % 3)].clone()
+        }
         3 => "__loom_quarantine__:chain".to_string(),
         4 => String::new(),
         _ => "x".repeat(ID_BYTES_MAX + 1),
@@ -559,6 +567,7 @@ pub async fn apply<S: Subject>(sub: &S, side: &mut Side, op: &Op, tag: usize) ->
         | Op::CopyPrefix { .. }
         | Op::ListExecutions
         | Op::ListPages { .. }
+        | Op::Spread { .. }
         | Op::StoreNow => match sub.events() {
             Some(store) => event_op(store, side, op, tag).await,
             None => absent(),
@@ -613,7 +622,9 @@ pub async fn apply<S: Subject>(sub: &S, side: &mut Side, op: &Op, tag: usize) ->
         | Op::Renew { .. }
         | Op::Complete { .. }
         | Op::Release { .. }
-        | Op::ExpireLeases => match sub.dispatcher() {
+        | Op::ExpireLeases
+        | Op::ClaimMany { .. }
+        | Op::Reclaim => match sub.dispatcher() {
             Some(d) => dispatcher_op(d, side, op).await,
             None => absent(),
         },
@@ -736,11 +747,48 @@ async fn event_op<E: EventStore>(store: &E, side: &mut Side, op: &Op, tag: usize
             )
         }
         Op::ListExecutions => answer(store.list_executions().await, side, None, |ids| json!(ids)),
-        Op::ListPages { limit } => {
+        Op::Spread { n } => {
+            let mut out = Vec::new();
+            let ids: Vec<String> = (0..*n).map(|i| format!("m{i}")).collect();
+            for id in &ids {
+                let next = true_next(store, id).await;
+                let r = store
+                    .append(id, next, batch(id, next, 0, tag, 0), None)
+                    .await;
+                out.push(answer(
+                    r,
+                    side,
+                    Some(id),
+                    |a| json!({ "nextSequence": a.next_sequence }),
+                ));
+            }
+            for id in &ids {
+                out.push(envelopes(store.read(id).await, side, id));
+            }
+            Value::Array(out)
+        }
+        Op::ListPages {
+            limit,
+            write_between,
+        } => {
             let limit = usize::try_from(*limit).unwrap_or(usize::MAX);
             let mut cursor = None;
             let mut pages = Vec::new();
-            for _ in 0..=usize::from(EXECUTIONS) + 4 {
+            for page in 0..=usize::from(EXECUTIONS) + 8 {
+                if *write_between && page == 1 {
+                    // An id that sorts before every other one the campaign uses.
+                    let id = format!("-between-{tag}");
+                    let next = true_next(store, &id).await;
+                    let r = store
+                        .append(&id, next, batch(&id, next, 0, tag, 0), None)
+                        .await;
+                    pages.push(answer(
+                        r,
+                        side,
+                        Some(&id),
+                        |a| json!({ "between": a.next_sequence }),
+                    ));
+                }
                 match store.list_executions_page(cursor.clone(), limit).await {
                     Ok(p) => {
                         pages.push(json!({ "ids": p.ids, "more": p.next_cursor.is_some() }));
@@ -1102,6 +1150,71 @@ async fn dispatcher_op<D: ExecutionDispatcher>(d: &D, side: &mut Side, op: &Op) 
         Op::Release { lease } => {
             let l = side.pick_lease(*lease);
             answer(d.release(&l).await, side, None, |()| json!("released"))
+        }
+        Op::ClaimMany { n } => {
+            let t = "explore-many";
+            let mut out = vec![answer(
+                d.register_target(t).await,
+                side,
+                None,
+                |b| json!({ "new": b }),
+            )];
+            for i in 0..*n {
+                let p = ExecutionPackage {
+                    execution_id: format!("q{i}"),
+                    flow_id: "explore-flow".into(),
+                    resume_hint: None,
+                    compute_target: Some(t.into()),
+                };
+                match d.dispatch(p).await {
+                    Ok(id) => out.push(json!({ "dispatch": rank(&mut side.dispatch_ids, id.0) })),
+                    Err(e) => out.push(err(&e, side, None)),
+                }
+            }
+            for _ in 0..*n {
+                match d.claim(t, &worker(0), side.now_ms).await {
+                    Ok(Some(l)) => {
+                        out.push(json!({ "claimed": l.package.execution_id }));
+                        out.push(answer(d.complete(&l).await, side, None, |()| {
+                            json!("completed")
+                        }));
+                    }
+                    Ok(None) => out.push(Value::Null),
+                    Err(e) => out.push(err(&e, side, None)),
+                }
+            }
+            Value::Array(out)
+        }
+        Op::Reclaim => {
+            let t = "explore-reclaim";
+            let mut out = vec![answer(
+                d.register_target(t).await,
+                side,
+                None,
+                |b| json!({ "new": b }),
+            )];
+            let exec = format!("r{}", side.dispatch_ids.len());
+            let p = ExecutionPackage {
+                execution_id: exec,
+                flow_id: "explore-flow".into(),
+                resume_hint: None,
+                compute_target: Some(t.into()),
+            };
+            match d.dispatch(p).await {
+                Ok(id) => out.push(json!({ "dispatch": rank(&mut side.dispatch_ids, id.0) })),
+                Err(e) => out.push(err(&e, side, None)),
+            }
+            let lease = side.lease_ms.max(1);
+            for (w, at) in [(0u8, side.now_ms), (1, side.now_ms + lease)] {
+                match d.claim(t, &worker(w), at).await {
+                    Ok(Some(l)) => {
+                        out.push(json!({ "worker": l.worker_id, "deadlineIn": l.deadline_ms - at }))
+                    }
+                    Ok(None) => out.push(Value::Null),
+                    Err(e) => out.push(err(&e, side, None)),
+                }
+            }
+            Value::Array(out)
         }
         Op::ExpireLeases => match d.expire_leases(side.now_ms).await {
             Ok(ids) => {

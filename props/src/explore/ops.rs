@@ -18,6 +18,17 @@ pub const CASE_OPS_MAX: usize = 40;
 pub const TOGETHER_OPS_MAX: usize = 3;
 /// Most events in one generated append.
 pub const BATCH_EVENTS_MAX: u8 = 4;
+/// Fewest and most executions one [`Op::Spread`] writes (past a cache of 8).
+pub const SPREAD_EXECUTIONS_MIN: u8 = 9;
+/// See [`SPREAD_EXECUTIONS_MIN`].
+pub const SPREAD_EXECUTIONS_MAX: u8 = 12;
+/// Fewest and most claims one [`Op::ClaimMany`] makes (past a compaction every 32).
+pub const CLAIM_MANY_MIN: u8 = 33;
+/// See [`CLAIM_MANY_MIN`].
+pub const CLAIM_MANY_MAX: u8 = 40;
+/// The first execution selector of the hostile families: selector `HOSTILE_SELECTOR +
+/// 3 f + i` is id `i` of `loom_conformance::ids::campaign_ids(Family::ALL[f])`.
+pub const HOSTILE_SELECTOR: u8 = 100;
 
 /// Which fence token an append presents, or `acquireFenceIf` expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,8 +121,17 @@ pub enum Op {
     },
     /// `EventStore.listExecutions`.
     ListExecutions,
-    /// Pages through `EventStore.listExecutionsPage` with this limit.
-    ListPages { limit: u64 },
+    /// Pages through `EventStore.listExecutionsPage` with this limit; with
+    /// `write_between`, a new stream that sorts before every other id is created after
+    /// the first page (a store paging by offset then repeats an id).
+    ListPages {
+        limit: u64,
+        #[serde(default)]
+        write_between: bool,
+    },
+    /// Appends one event to each of `n` executions (`m0`, `m1`, ...), then reads each
+    /// back: more executions than a small cache holds.
+    Spread { n: u8 },
     /// `EventStore.storeNow`, checked against the caller's clock (not compared).
     StoreNow,
     /// `SnapshotStore.save`.
@@ -191,6 +211,11 @@ pub enum Op {
     Release { lease: u8 },
     /// `ExecutionDispatcher.expireLeases` at the harness clock.
     ExpireLeases,
+    /// Dispatches `n` packages to a fresh target and claims (and completes) them one by
+    /// one: dozens of claims in one queue.
+    ClaimMany { n: u8 },
+    /// One dispatch claimed by one worker, expired, and claimed again by another.
+    Reclaim,
     /// Moves the harness clock forward by `quarters` quarter lease durations.
     Advance { quarters: u8 },
     /// `TimerStore.schedule`, waking `wake` ms after the harness clock's start.
@@ -226,6 +251,7 @@ impl Op {
             | CopyPrefix { .. }
             | ListExecutions
             | ListPages { .. }
+            | Spread { .. }
             | StoreNow => "eventStore",
             SnapshotSave { .. }
             | SnapshotLoad { .. }
@@ -247,6 +273,8 @@ impl Op {
             | Complete { .. }
             | Release { .. }
             | ExpireLeases
+            | ClaimMany { .. }
+            | Reclaim
             | Advance { .. } => "dispatcher",
             TimerSchedule { .. } | TimerDue { .. } | TimerCancel { .. } => "timerStore",
             BranchRegister { .. } | BranchGet { .. } | BranchChildren { .. } => "branchRegistry",
@@ -259,7 +287,7 @@ impl Op {
         use Op::*;
         match self {
             Append { fence, .. } if *fence != Fence::None => "PLACE-05",
-            Append { .. } | Read { .. } | ListExecutions => "SPI-23",
+            Append { .. } | Read { .. } | ListExecutions | Spread { .. } => "SPI-23",
             ReadRange { .. } => "SPI-03",
             AcquireFence { .. } => "SPI-04",
             AcquireFenceIf { .. } => "SPI-05",
@@ -287,9 +315,13 @@ impl Op {
             }
             | RegisterTarget { .. }
             | Targets => "PLACE-07",
-            Dispatch { .. } | Claim { .. } | Renew { .. } | Complete { .. } | Release { .. } => {
-                "PLACE-02"
-            }
+            Dispatch { .. }
+            | Claim { .. }
+            | Renew { .. }
+            | Complete { .. }
+            | Release { .. }
+            | ClaimMany { .. }
+            | Reclaim => "PLACE-02",
             ExpireLeases | Advance { .. } => "PLACE-04",
             TimerSchedule { .. } | TimerDue { .. } | TimerCancel { .. } => "GAP-25",
             BranchRegister { .. } | BranchGet { .. } | BranchChildren { .. } => "GAP-19",
@@ -363,8 +395,9 @@ pub fn event_op() -> BoxedStrategy<Op> {
         2 => exec().prop_map(|exec| Op::DeleteExecution { exec }),
         2 => (exec(), exec(), sequence()).prop_map(|(source, target, through)| Op::CopyPrefix { source, target, through }),
         1 => Just(Op::ListExecutions),
-        2 => prop_oneof![4 => 1u64..5, 1 => Just(0u64), 1 => Just(loom_kernel::spi::LIST_PAGE_LIMIT_MAX as u64 + 1)]
-            .prop_map(|limit| Op::ListPages { limit }),
+        2 => (prop_oneof![4 => 1u64..5, 1 => Just(0u64), 1 => Just(loom_kernel::spi::LIST_PAGE_LIMIT_MAX as u64 + 1)], any::<bool>())
+            .prop_map(|(limit, write_between)| Op::ListPages { limit, write_between }),
+        1 => (SPREAD_EXECUTIONS_MIN..=SPREAD_EXECUTIONS_MAX).prop_map(|n| Op::Spread { n }),
         1 => Just(Op::StoreNow),
     ]
     .boxed()
@@ -437,6 +470,8 @@ pub fn dispatcher_op() -> BoxedStrategy<Op> {
         1 => (0u8..4).prop_map(|lease| Op::Release { lease }),
         1 => Just(Op::ExpireLeases),
         2 => (1u8..6).prop_map(|quarters| Op::Advance { quarters }),
+        1 => (CLAIM_MANY_MIN..=CLAIM_MANY_MAX).prop_map(|n| Op::ClaimMany { n }),
+        1 => Just(Op::Reclaim),
     ]
     .boxed()
 }
@@ -551,7 +586,72 @@ pub fn op(spis: Spis) -> BoxedStrategy<Op> {
     prop::strategy::Union::new_weighted(parts).boxed()
 }
 
-/// A case: a sequence of operations.
+impl Op {
+    /// The same operation with every ordinary execution selector (0, 1, 2) passed
+    /// through `f`.
+    pub fn map_execs(mut self, f: &impl Fn(u8) -> u8) -> Op {
+        use Op::*;
+        let g = |s: &mut u8| {
+            if *s < EXECUTIONS {
+                *s = f(*s);
+            }
+        };
+        match &mut self {
+            Append { exec, .. }
+            | Read { exec }
+            | ReadRange { exec, .. }
+            | AcquireFence { exec }
+            | AcquireFenceIf { exec, .. }
+            | Observe { exec }
+            | AppendIfUnchanged { exec, .. }
+            | DeleteThrough { exec, .. }
+            | DeleteExecution { exec }
+            | SnapshotSave { exec, .. }
+            | SnapshotLoad { exec, .. }
+            | SnapshotPrune { exec, .. }
+            | SnapshotList { exec }
+            | SnapshotDelete { exec }
+            | Archive { exec, .. }
+            | ReadArchived { exec }
+            | ReplaceSegments { exec, .. }
+            | ArchiveDelete { exec }
+            | Dispatch { exec, .. }
+            | TimerSchedule { exec, .. }
+            | TimerCancel { exec, .. }
+            | BranchGet { exec }
+            | BranchChildren { exec } => g(exec),
+            CopyPrefix { source, target, .. } => {
+                g(source);
+                g(target);
+            }
+            BranchRegister { child, parent, .. } => {
+                g(child);
+                g(parent);
+            }
+            Together { ops } => {
+                let taken = std::mem::take(ops);
+                *ops = taken.into_iter().map(|o| o.map_execs(f)).collect();
+            }
+            _ => {}
+        }
+        self
+    }
+}
+
+/// A case: a sequence of operations. Half the cases draw their three execution ids from
+/// one hostile family (`loom_conformance::ids::Family`) instead of `e0`..`e2`, so twins
+/// meet in one history.
 pub fn case(spis: Spis) -> impl Strategy<Value = Vec<Op>> {
-    prop::collection::vec(op(spis), 1..=CASE_OPS_MAX)
+    let families = loom_conformance::ids::Family::ALL.len() as u8;
+    (
+        prop::option::of(0..families),
+        prop::collection::vec(op(spis), 1..=CASE_OPS_MAX),
+    )
+        .prop_map(|(family, ops)| match family {
+            None => ops,
+            Some(f) => ops
+                .into_iter()
+                .map(|o| o.map_execs(&|s| HOSTILE_SELECTOR + 3 * f + s))
+                .collect(),
+        })
 }
