@@ -384,6 +384,94 @@ def _():
     S.acquire_fence_if = acquire_fence_if
 
 
+# -- concurrency: correct one request at a time, wrong when clients race ---------------
+# Each needs several processes on one --db file (loom conform --clients N); the kits,
+# which drive one client, pass them.
+
+
+def _between_transactions(store):
+    """End the request's transaction and start another: what a client without a
+    transaction or compare-and-set does between its read and its write. The pause only
+    widens the window another process's request falls into."""
+    store.db.execute("COMMIT")
+    time.sleep(0.001)
+    store.db.execute("BEGIN IMMEDIATE")
+
+
+@bug("racy-append")
+def _():
+    """append checks the stream's next sequence, then writes in a second transaction,
+    trusting the check, with INSERT OR REPLACE: two racing appends at one sequence are
+    both acknowledged and the later overwrites the earlier (SPI-23)."""
+    orig = S.append
+
+    def append(self, p):
+        eid, expected, events, fence = p["executionId"], p["expectedNext"], p["events"], p.get("fence")
+        s = self.stream(eid)
+        if not s["live"]:
+            return orig(self, p)
+        a.check_append_batch(eid, expected, events)
+        a.check_fence(s["fence"], fence)
+        if s["next"] != expected:
+            raise a.StoreError("conflict", f"expected next sequence {expected}, the stream is at {s['next']}",
+                               expectedNext=expected, actualNext=s["next"])
+        _between_transactions(self)
+        for e in events:
+            self.db.execute("INSERT OR REPLACE INTO events VALUES (?, ?, ?)", (eid, e["sequence"], a.dump(e)))
+        nxt = events[-1]["sequence"] + 1
+        self.db.execute("UPDATE streams SET next_sequence = ? WHERE execution_id = ?", (nxt, eid))
+        return {"firstSequence": expected, "nextSequence": nxt}
+    S.append = append
+
+
+@bug("claim-without-cas")
+def _():
+    """claim picks the oldest queued package, then leases it in a second transaction
+    without checking that it is still queued: two racing workers lease one dispatch
+    (PLACE-02)."""
+    def claim(self, p):
+        target, worker, now_ms = p["target"], p["workerId"], p["nowMs"]
+        if not self.target_registered(target):
+            raise a.StoreError("not-found", f"target {target!r} is not registered")
+        self.expire(now_ms)
+        row = self.db.execute(
+            "SELECT dispatch_id, package FROM dispatch WHERE queue_position IS NOT NULL "
+            "AND (compute_target IS NULL OR compute_target = ?) ORDER BY queue_position LIMIT 1",
+            (target,)).fetchone()
+        if row is None:
+            return None
+        _between_transactions(self)
+        lease_id, deadline = self.bump("lease"), min(now_ms + a.LEASE_DURATION_MS, 2**63 - 1)
+        self.db.execute("UPDATE dispatch SET queue_position = NULL, lease_id = ?, target = ?, worker_id = ?, "
+                        "deadline_ms = ? WHERE dispatch_id = ?", (lease_id, target, worker, deadline, row[0]))
+        return {"leaseId": lease_id, "dispatchId": row[0], "package": json.loads(row[1]),
+                "target": target, "workerId": worker, "deadlineMs": deadline}
+    S.claim = claim
+
+
+@bug("racy-state-put")
+def _():
+    """durableStateStore.put compares the expected version in one transaction and
+    writes version + 1 in another: two racing writers that both read version v are both
+    told they wrote v + 1 (SPI-20's compare-and-set)."""
+    def state_put(self, p):
+        key, expected = p["key"], p.get("expectedVersion")
+        a.check_id("key", key)
+        text = a.check_document(p["value"])
+        row = self.state_row(key)
+        current = row[1] if row is not None and row[2] else None
+        if current != expected:
+            raise a.StoreError("conflict", f"expected version {expected or 0}, the key is at {current or 0}",
+                               expectedNext=expected or 0, actualNext=current or 0)
+        version = (row[1] if row is not None else 0) + 1
+        _between_transactions(self)
+        self.db.execute("INSERT INTO state VALUES (?, ?, ?, 1) ON CONFLICT(key) DO UPDATE "
+                        "SET value = excluded.value, version = excluded.version, live = 1",
+                        (key, text, version))
+        return version
+    S.state_put = state_put
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)

@@ -29,6 +29,7 @@
 
 pub mod case;
 pub mod fault;
+pub mod history;
 pub mod ids;
 /// The test harness the kit macros build on (libtest-mimic trials; see [`macros`]): a
 /// test that cannot run is an ignored trial, `LOOM_REQUIRE_TOOLS=1` turns a missing tool

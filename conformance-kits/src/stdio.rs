@@ -47,8 +47,11 @@ use crate::runner::CaseHooks;
 
 /// The protocol version this client speaks; `hello` must answer the same major.
 /// 1.1 added the dispatcher, the timer store and the three plugin-tier SPIs
-/// (additive: a 1.0 adapter simply does not list them in `hello`).
-pub const PROTOCOL_VERSION: &str = "1.1";
+/// (additive: a 1.0 adapter simply does not list them in `hello`). 1.2 added several
+/// clients on one backend: `hello` carries `clientIndex` and `clientCount`, and the
+/// adapter may answer `sharedBackend: true` (additive: a 1.1 adapter ignores the two
+/// parameters, claims nothing, and its concurrent cases are `skip-not-claimed`).
+pub const PROTOCOL_VERSION: &str = "1.2";
 /// How long one call may take before the adapter is declared hung and ended, by default
 /// (`loom conform --timeout-ms` changes it).
 pub const CALL_TIMEOUT: Duration = Duration::from_millis(loom_process::CALL_TIMEOUT_MS_DEFAULT);
@@ -123,6 +126,11 @@ pub struct StdioConfig {
     pub call_timeout: Duration,
     /// Time limit for starting and answering `hello`.
     pub hello_timeout: Duration,
+    /// This process's index among the clients started on one backend (0-based;
+    /// protocol 1.2). Client 0 is the one that sends `reset`.
+    pub client_index: usize,
+    /// How many clients the harness starts on the backend (1 when only one).
+    pub client_count: usize,
 }
 
 impl StdioConfig {
@@ -132,6 +140,17 @@ impl StdioConfig {
             command: command.into(),
             call_timeout: CALL_TIMEOUT,
             hello_timeout: HELLO_TIMEOUT,
+            client_index: 0,
+            client_count: 1,
+        }
+    }
+
+    /// The same adapter as client `index` of `count` on one backend.
+    pub fn as_client(&self, index: usize, count: usize) -> StdioConfig {
+        StdioConfig {
+            client_index: index,
+            client_count: count,
+            ..self.clone()
         }
     }
 
@@ -139,7 +158,11 @@ impl StdioConfig {
         let mut c = AdapterConfig::new(
             self.command.trim(),
             ROLE,
-            json!({ "protocolVersion": PROTOCOL_VERSION }),
+            json!({
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientIndex": self.client_index,
+                "clientCount": self.client_count,
+            }),
         );
         c.call_timeout = self.call_timeout;
         c.hello_timeout = self.hello_timeout;
@@ -231,6 +254,15 @@ impl StdioStore {
     /// The adapter's `hello` answer.
     pub fn hello(&self) -> Option<Value> {
         lock(&self.session).adapter.hello().cloned()
+    }
+
+    /// True when `hello` answered `sharedBackend: true` (protocol 1.2): processes
+    /// started with the same command share one backend, so what one client writes the
+    /// others read.
+    pub fn shared_backend(&self) -> bool {
+        self.hello()
+            .and_then(|h| h.get("sharedBackend").and_then(Value::as_bool))
+            .unwrap_or(false)
     }
 
     /// True when `hello` lists the SPI `spi` (e.g. [`SPI_SNAPSHOT_STORE`]).
@@ -499,6 +531,33 @@ impl CaseHooks for StdioHooks<'_> {
     }
     fn after_case(&self) -> Option<(Status, String)> {
         self.0.take_fault().map(|f| (f.status, f.message))
+    }
+}
+
+/// Runner hooks for several clients on one backend (protocol 1.2): every client learns
+/// the case (for blame), client 0 alone sends `reset` (the backend is shared, so one
+/// reset empties it for all), and the first fault of any client decides the case.
+pub struct FleetHooks<'a>(pub &'a [StdioStore]);
+
+impl CaseHooks for FleetHooks<'_> {
+    fn before_case(&self, kit: &str, case: &str, cx: &Ctx) -> Result<(), String> {
+        let tag = case_tag(kit, case);
+        for c in self.0 {
+            c.begin_case(&tag);
+        }
+        match self.0.first() {
+            Some(first) => first.reset(cx.namespace()),
+            None => Err("no client was started".into()),
+        }
+    }
+    fn after_case(&self) -> Option<(Status, String)> {
+        let mut first = None;
+        for (i, c) in self.0.iter().enumerate() {
+            if let Some(f) = c.take_fault() {
+                first.get_or_insert((f.status, format!("client {i}: {}", f.message)));
+            }
+        }
+        first
     }
 }
 

@@ -14,7 +14,10 @@ Logs go to stderr; stdout carries protocol lines only. Blobs (ContentStore) trav
 as standard base64 strings, because JSON has no bytes.
 
 Usage: python3 adapter.py [--db PATH] [--lie] [--lie-partial-stream]
-  --db PATH             keep the data in PATH (default: an in-memory database)
+  --db PATH             keep the data in PATH (default: an in-memory database). Several
+                        processes given the same PATH share it (store protocol 1.2:
+                        hello answers sharedBackend: true, and `loom conform --clients N`
+                        runs the concurrent cases against them)
   --lie                 claim `storeNow` without implementing it (a deliberately broken
                         adapter, for the kit meta-tests: the probe must catch it)
   --lie-partial-stream  keep what an aborted putStream received (breaks the ADR 0059
@@ -30,7 +33,7 @@ import secrets
 import sqlite3
 import sys
 
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 EVENT_STORE_SPI_VERSION = "2.6.0"
 SNAPSHOT_STORE_SPI_VERSION = "1.3.0"
 ARCHIVE_STORE_SPI_VERSION = "1.1.0"
@@ -272,22 +275,33 @@ class Store:
         self.lie = lie
         self.lie_partial_stream = lie_partial_stream
         self.db = None
-        self.reset()
+
+    def open(self, client_index):
+        # isolation_level=None: we open every transaction ourselves (BEGIN IMMEDIATE),
+        # so each request is all or nothing, also against other processes on the same
+        # file. timeout: how long BEGIN IMMEDIATE waits for another process's write.
+        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        if self.path == ":memory:":
+            self.db.execute("PRAGMA journal_mode=MEMORY")
+        else:
+            # WAL lets readers in other processes go on while one writes.
+            self.db.execute("PRAGMA journal_mode=WAL")
+        if client_index == 0:
+            # Client 0 (the only one, or the first of several: the harness starts it
+            # before the others) lays out the schema; the others use it.
+            for table in TABLES:
+                self.db.execute(f"DROP TABLE IF EXISTS {table}")
+            self.db.executescript(SCHEMA)
 
     def reset(self):
         # Called before every kit case, so it must be cheap: the connection and the
         # schema are kept, and every table is emptied in one transaction. A case
         # therefore starts from exactly the state of a fresh database (counters
         # included, so incarnations restart), without paying to reparse the schema
-        # (dropping and re-creating the tables cost about 5x more per case).
+        # (dropping and re-creating the tables cost about 5x more per case). With
+        # several clients on one file, only client 0 is sent `reset`.
         if self.db is None:
-            # isolation_level=None: we open every transaction ourselves (BEGIN
-            # IMMEDIATE), so each request is all or nothing.
-            self.db = sqlite3.connect(self.path, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=MEMORY")
-            for table in TABLES:
-                self.db.execute(f"DROP TABLE IF EXISTS {table}")
-            self.db.executescript(SCHEMA)
+            self.open(0)
             return
         if self.db.in_transaction:
             # Only reachable if a handler escaped its transaction; never carry it over.
@@ -309,7 +323,9 @@ class Store:
         self.db.execute("COMMIT")
         return result
 
-    def hello(self, _params):
+    def hello(self, params):
+        if self.db is None:
+            self.open(params.get("clientIndex") or 0)
         event_methods = list(EVENT_METHODS)
         if self.lie:
             event_methods.append("storeNow")
@@ -317,6 +333,9 @@ class Store:
             "name": "python-sqlite-store",
             "version": "0.1.0",
             "protocolVersion": PROTOCOL_VERSION,
+            # Processes started with the same --db file share it; an in-memory database
+            # is each process's own.
+            "sharedBackend": self.path != ":memory:",
             "spis": {
                 "eventStore": {"spiVersion": EVENT_STORE_SPI_VERSION, "methods": event_methods},
                 "snapshotStore": {"spiVersion": SNAPSHOT_STORE_SPI_VERSION, "methods": SNAPSHOT_METHODS},
@@ -944,6 +963,8 @@ def main(argv):
             method = request.get("method")
             params = request.get("params") or {}
             fn = table.get(method)
+            if store.db is None and method != "hello":
+                store.open(0)  # a request before hello: serve it as the only client
             if fn is None:
                 raise StoreError("unsupported", f"method {method!r} is not implemented",
                                  method=method.split(".")[-1] if isinstance(method, str) else "")

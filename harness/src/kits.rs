@@ -10,6 +10,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use loom_conformance::kits::archive_store::ArchiveStoreKit;
 use loom_conformance::kits::branch_registry::BranchRegistryKit;
+use loom_conformance::kits::concurrency::{ConcurrencyKit, Handles};
 use loom_conformance::kits::content_store::ContentStoreKit;
 use loom_conformance::kits::dispatcher::DispatcherKit;
 use loom_conformance::kits::durable_state_store::DurableStateStoreKit;
@@ -54,6 +55,9 @@ pub struct KitOptions {
     pub budget: loom_report::FailureBudget,
     /// Run at most this many selected cases of each kit (`--smoke`).
     pub cases_per_kit: Option<usize>,
+    /// Clients started on one backend for the concurrency kit (a `cmd:` adapter is
+    /// started this many times; an in-process store gets one connection per client).
+    pub clients: usize,
 }
 
 impl KitOptions {
@@ -67,6 +71,7 @@ impl KitOptions {
             show_progress: false,
             budget: loom_report::FailureBudget::unlimited(),
             cases_per_kit: None,
+            clients: loom_conformance::kits::concurrency::CLIENTS_DEFAULT,
         }
     }
 }
@@ -112,15 +117,14 @@ pub fn preflight(store: &str) -> Result<(), String> {
 /// the store under test failing. Returns the results and a `cmd:` store's `hello`.
 pub fn run(options: &KitOptions) -> Result<(Vec<CaseResult>, Option<Value>), String> {
     preflight(&options.store)?;
-    run_selected(
-        &options.store,
-        &options.kits,
-        options.case_filter.clone(),
-        options.limits,
-        options.show_progress,
-        options.budget.clone(),
-        options.cases_per_kit,
-    )
+    if options.clients == 0 || options.clients > loom_conformance::kits::concurrency::CLIENTS_MAX {
+        return Err(format!(
+            "--clients {} is out of range: give 1 to {} (1 runs no concurrent case)",
+            options.clients,
+            loom_conformance::kits::concurrency::CLIENTS_MAX
+        ));
+    }
+    run_selected(options)
 }
 
 /// One run: options, progress and the results so far.
@@ -129,6 +133,7 @@ struct Run {
     bar: Option<ProgressBar>,
     results: Vec<CaseResult>,
     kits: Vec<String>,
+    clients: usize,
 }
 
 impl Run {
@@ -163,6 +168,19 @@ impl Run {
         self.results.extend(results);
     }
 
+    /// The concurrency kit's cases as `skip-not-claimed` with `why`, or `false` when
+    /// they can run (at least two clients).
+    fn concurrency_skipped(&mut self) -> bool {
+        if self.clients >= 2 {
+            return false;
+        }
+        self.skip::<MemoryFleet, ConcurrencyKit>(&format!(
+            "--clients {}: the concurrent cases need at least two clients on one backend",
+            self.clients
+        ));
+        true
+    }
+
     /// Every selected case of kit `K` as `skip-not-claimed`, with `why`.
     fn skip<S, K: Kit<S>>(&mut self, why: &str) {
         if !self.wants(K::NAME) {
@@ -190,6 +208,29 @@ impl Run {
     }
 }
 
+/// The memory stores' fleet: every client is a clone of one store (one backend, many
+/// threads).
+type MemoryFleet = Handles<MemoryEventStore, MemoryDispatcher, MemoryDurableStateStore>;
+
+/// `n` handles on each of three shared stores.
+fn fleet_of<E: Clone, D: Clone, S: Clone>(n: usize, e: E, d: D, s: S) -> Handles<E, D, S> {
+    Handles {
+        events: Some(vec![e; n]),
+        dispatchers: Some(vec![d; n]),
+        durable_state: Some(vec![s; n]),
+    }
+}
+
+/// Removes a SQLite database file and its WAL files; a file that is already gone is
+/// fine.
+fn remove_sqlite_files(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(std::path::PathBuf::from(p));
+    }
+}
+
 fn ok<S>(s: S) -> std::future::Ready<Result<S, String>> {
     std::future::ready(Ok(s))
 }
@@ -203,7 +244,7 @@ async fn pick<S>(db: PgFactory, handle: impl FnOnce(&PgStore) -> S) -> Result<S,
 }
 
 /// Every kit with its cases, in the order a run takes them.
-pub const KIT_CASES: [(&str, &[CaseInfo]); 10] = [
+pub const KIT_CASES: [(&str, &[CaseInfo]); 11] = [
     ("event-store", kits::event_store::CASES),
     ("snapshot-store", kits::snapshot_store::CASES),
     ("archive-store", kits::archive_store::CASES),
@@ -214,6 +255,7 @@ pub const KIT_CASES: [(&str, &[CaseInfo]); 10] = [
     ("content-store", kits::content_store::CASES),
     ("durable-state-store", kits::durable_state_store::CASES),
     ("read-model-store", kits::read_model_store::CASES),
+    ("concurrency", kits::concurrency::CASES),
 ];
 
 /// The cases a run with these `kits` (empty: all) and `case_filter` would run, per kit,
@@ -240,15 +282,63 @@ pub fn list(
         .collect())
 }
 
+/// The concurrency kit against a `cmd:` adapter: N processes of the same command, client
+/// 0 being `first` (already running). Skipped, visibly, when the adapter does not say
+/// its processes share one backend; a client that does not start is an error result.
+async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio::StdioConfig) {
+    let n = run.clients;
+    if !first.shared_backend() {
+        run.skip::<MemoryFleet, ConcurrencyKit>(
+            "the adapter's hello does not answer sharedBackend: true (store protocol 1.2), so its processes may not share one backend and no concurrent case can run",
+        );
+        return;
+    }
+    let mut fleet = vec![first.clone()];
+    for i in 1..n {
+        match StdioStore::start(&config.as_client(i, n)) {
+            Ok(c) => fleet.push(c),
+            Err(fault) => {
+                run.results.push(CaseResult::error(
+                    KITS_AREA,
+                    stdio::ADAPTER_SUITE,
+                    "adapter/handshake",
+                    Vec::<String>::new(),
+                    format!("client {i} of {n}: {}", fault.message),
+                ));
+                run.skip::<MemoryFleet, ConcurrencyKit>(&format!(
+                    "client {i} of {n} did not start (see adapter/handshake)"
+                ));
+                for c in &fleet[1..] {
+                    stdio::apply_shutdown(&mut run.results, c.shutdown());
+                }
+                return;
+            }
+        }
+    }
+    let serves = |spi: &str| first.implements(spi).then(|| fleet.clone());
+    let handles = Handles {
+        events: serves(stdio::SPI_EVENT_STORE),
+        dispatchers: serves(stdio::SPI_DISPATCHER),
+        durable_state: serves(stdio::SPI_DURABLE_STATE_STORE),
+    };
+    let hooks = stdio::FleetHooks(&fleet);
+    run.kit::<_, ConcurrencyKit, _, _>(|_, _| ok(handles.clone()), &hooks)
+        .await;
+    for c in &fleet[1..] {
+        stdio::apply_shutdown(&mut run.results, c.shutdown());
+    }
+}
+
 pub(crate) fn run_selected(
-    store: &str,
-    kits: &[String],
-    case_filter: Option<String>,
-    adapter: crate::AdapterLimits,
-    show_progress: bool,
-    budget: loom_report::FailureBudget,
-    cases_per_kit: Option<usize>,
+    options: &KitOptions,
 ) -> Result<(Vec<CaseResult>, Option<Value>), String> {
+    let (store, kits, adapter, show_progress, cases_per_kit) = (
+        options.store.as_str(),
+        &options.kits,
+        options.limits,
+        options.show_progress,
+        options.cases_per_kit,
+    );
     let kits: Vec<String> = if kits.is_empty() {
         KIT_NAMES.iter().map(|k| k.to_string()).collect()
     } else {
@@ -261,14 +351,15 @@ pub(crate) fn run_selected(
     };
     let mut run = Run {
         opts: RunOptions {
-            case_filter,
-            budget,
+            case_filter: options.case_filter.clone(),
+            budget: options.budget.clone(),
             cases_per_kit,
             ..RunOptions::default()
         },
         bar: None,
         results: Vec::new(),
         kits,
+        clients: options.clients,
     };
     let total: usize = KIT_CASES
         .iter()
@@ -327,6 +418,21 @@ async fn run_backend(
         .await;
         run.kit::<_, ReadModelStoreKit, _, _>(|_, _| ok(MemoryReadModelStore::new()), &NoHooks)
             .await;
+        if !run.concurrency_skipped() {
+            let n = run.clients;
+            run.kit::<_, ConcurrencyKit, _, _>(
+                |_, _| {
+                    ok(fleet_of(
+                        n,
+                        MemoryEventStore::new(),
+                        MemoryDispatcher::new(),
+                        MemoryDurableStateStore::new(),
+                    ))
+                },
+                &NoHooks,
+            )
+            .await;
+        }
         return Ok(None);
     }
     if store == "sqlite" || store == "sqlite::memory:" || store.starts_with("sqlite:") {
@@ -396,6 +502,39 @@ async fn run_backend(
             &NoHooks,
         )
         .await;
+        if !run.concurrency_skipped() {
+            // One connection per client on one database file, fresh per case (the
+            // dispatcher's queue is global); the files are removed afterwards.
+            let n = run.clients;
+            let mut files = Vec::new();
+            run.kit::<_, ConcurrencyKit, _, _>(
+                |cx, _| {
+                    let path = std::env::temp_dir().join(format!(
+                        "loom-concurrency-{}-{}db",
+                        std::process::id(),
+                        cx.namespace()
+                    ));
+                    remove_sqlite_files(&path);
+                    files.push(path.clone());
+                    let conns: Result<Vec<SqliteStore>, String> = (0..n)
+                        .map(|_| {
+                            SqliteStore::open(&path)
+                                .map_err(|e| format!("opening {}: {e}", path.display()))
+                        })
+                        .collect();
+                    std::future::ready(conns.map(|c| Handles {
+                        events: Some(c.iter().map(SqliteStore::events).collect()),
+                        dispatchers: Some(c.iter().map(SqliteStore::dispatcher).collect()),
+                        durable_state: Some(c.iter().map(SqliteStore::durable_state).collect()),
+                    }))
+                },
+                &NoHooks,
+            )
+            .await;
+            for f in &files {
+                remove_sqlite_files(f);
+            }
+        }
         return Ok(None);
     }
     if store.starts_with("postgres://") || store.starts_with("postgresql://") {
@@ -452,6 +591,34 @@ async fn run_backend(
             &NoHooks,
         )
         .await;
+        if !run.concurrency_skipped() {
+            // One connection per client on the case schema, emptied before each case.
+            let n = run.clients;
+            run.kit::<_, ConcurrencyKit, _, _>(
+                |_, _| {
+                    let (db, url, schema) =
+                        (case_pg.clone(), store.to_string(), case_schema.clone());
+                    async move {
+                        db.reset()
+                            .await
+                            .map_err(|e| format!("emptying the case schema {schema}: {e}"))?;
+                        let mut conns = Vec::with_capacity(n);
+                        for i in 0..n {
+                            conns.push(PgStore::connect(&url, &schema).await.map_err(|e| {
+                                format!("connecting client {i} to {url} (schema {schema}): {e}")
+                            })?);
+                        }
+                        Ok(Handles {
+                            events: Some(conns.iter().map(PgStore::events).collect()),
+                            dispatchers: Some(conns.iter().map(PgStore::dispatcher).collect()),
+                            durable_state: Some(conns.iter().map(PgStore::durable_state).collect()),
+                        })
+                    }
+                },
+                &NoHooks,
+            )
+            .await;
+        }
         // A leftover schema is clutter, not a failed run: the results stand.
         drop(case_pg);
         if let Err(e) = PgStore::drop_schema(store, &case_schema).await {
@@ -463,7 +630,9 @@ async fn run_backend(
         let mut config = stdio::StdioConfig::new(command.trim());
         config.call_timeout = std::time::Duration::from_millis(limits.timeout_ms);
         config.hello_timeout = std::time::Duration::from_millis(limits.hello_timeout_ms);
-        let adapter = match StdioStore::start(&config) {
+        // With several clients, the first is client 0 of N from its hello on.
+        let n = run.clients;
+        let adapter = match StdioStore::start(&config.as_client(0, n)) {
             Ok(a) => a,
             Err(fault) => {
                 // A failed handshake is a result of the run, not a usage error.
@@ -551,6 +720,9 @@ async fn run_backend(
                 .await;
         } else {
             run.skip::<StdioStore, ReadModelStoreKit>(&not(stdio::SPI_READ_MODEL_STORE));
+        }
+        if run.wants(loom_conformance::kits::concurrency::NAME) && !run.concurrency_skipped() {
+            run_stdio_concurrency(run, &adapter, &config).await;
         }
         let hello = adapter.hello();
         stdio::apply_shutdown(&mut run.results, adapter.shutdown());

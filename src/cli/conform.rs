@@ -19,13 +19,15 @@ use std::path::PathBuf;
     after_help = "Stores: memory | sqlite (fresh in-memory database per case) | sqlite:PATH (a scratch file) | \
 postgres://USER@HOST:PORT/DB (a fresh schema loom_conform_<run> per run, kept afterwards for inspection: drop it when done) | cmd:\"COMMAND\" (a stdio store adapter: `loom docs store-protocol`).\n\n\
 Kits: event-store, snapshot-store, archive-store, lifecycle, branch-registry, dispatcher, timer-store, \
-content-store, durable-state-store, read-model-store (the plugin tier, SPI-20).\n\n\
+content-store, durable-state-store, read-model-store (the plugin tier, SPI-20), concurrency (--clients N clients on \
+one backend at once, judged by linearizability; a cmd: adapter must answer sharedBackend: true in hello).\n\n\
 Examples:\n  loom conform --store memory\n  loom conform --store sqlite:/tmp/scratch.db --kit event-store\n  \
 loom conform --store 'cmd:python3 adapter.py' --out conform-report/\n  \
 loom conform --store memory --case spi_07\n  \
 loom conform --list --kit event-store\n  \
 loom conform --store 'cmd:python3 adapter.py' --smoke\n  \
 loom conform --store 'cmd:python3 adapter.py' --fail-fast\n  \
+loom conform --store 'cmd:python3 adapter.py --db /tmp/shared.db' --clients 4 --kit concurrency\n  \
 loom conform --store 'cmd:python3 adapter.py' --explore --time 60 --seed 7\n  \
 loom conform --store 'cmd:python3 adapter.py' --replay loom-reports/conform-<time>/explore-replay.json\n\n\
 Exit status: 0 all passed (skips allowed), 1 the store failed: a case failed, errored or timed out, or a cmd: adapter \
@@ -60,6 +62,11 @@ pub struct ConformArgs {
     /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails the run.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
+    /// Clients on one backend for the concurrency kit: a cmd: adapter is started this
+    /// many times (its hello must answer sharedBackend: true), an in-process store gets
+    /// one connection per client. 1 runs no concurrent case (they are skipped, visibly).
+    #[arg(long, value_name = "N", default_value_t = loom_conformance::kits::concurrency::CLIENTS_DEFAULT)]
+    pub clients: usize,
     /// Time limits for a `cmd:` adapter.
     #[command(flatten)]
     pub adapter: super::AdapterArgs,
@@ -126,6 +133,7 @@ pub fn run(args: ConformArgs) -> u8 {
         show_progress: !args.quiet,
         budget: args.stop.budget(),
         cases_per_kit: args.smoke.then_some(SMOKE_CASES_PER_KIT),
+        clients: args.clients,
     };
     let budget = options.budget.clone();
     let (results, hello) = match loom_harness::kits::run(&options) {

@@ -5,6 +5,7 @@
 
 pub mod archive_store;
 pub mod branch_registry;
+pub mod concurrency;
 pub mod content_store;
 pub mod dispatcher;
 pub mod durable_state_store;
@@ -26,4 +27,5 @@ pub const KIT_NAMES: &[&str] = &[
     "content-store",
     "durable-state-store",
     "read-model-store",
+    "concurrency",
 ];
