@@ -9,8 +9,8 @@ use serde_json::Value;
 /// The area gate results are written under.
 pub const AREA: &str = "gates";
 
-const PINNED_ABI: &str = include_str!("../../spec/pins/abi.json");
-const PINNED_EVENT_SCHEMA: &str = include_str!("../../spec/pins/event-schema.json");
+const PINNED_ABI: &str = loom_spec::pins::ABI;
+const PINNED_EVENT_SCHEMA: &str = loom_spec::pins::EVENT_SCHEMA;
 
 fn pin_result(
     case: &str,
@@ -137,7 +137,7 @@ pub fn run() -> Vec<CaseResult> {
     out
 }
 
-const PINNED_AUDIT_KINDS: &str = include_str!("../../spec/pins/audit-kinds.json");
+const PINNED_AUDIT_KINDS: &str = loom_spec::pins::AUDIT_KINDS;
 
 /// The id of the FOLD-13 gate (an expected failure while GAP-01 is open; see
 /// [`crate::expected`]).

@@ -33,6 +33,7 @@ pub mod evidence;
 mod lexer;
 pub mod manifest;
 pub mod page;
+pub mod pins;
 
 pub use applicability::{Applicability, APPLICABILITY_KINDS};
 pub use capabilities::{
