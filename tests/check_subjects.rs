@@ -341,3 +341,39 @@ fn the_harness_self_check_is_a_separate_subject_that_credits_no_implementation()
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The campaign's budget is per check (`--fuzz-cases`): every check sends cases, each
+/// pass says how many, and `loom check` prints the budget it used.
+#[test]
+fn conf_01_check_fuzz_budget_is_per_check_and_printed() {
+    let dir = scratch("fuzz-budget");
+    let kernel = format!("{} kernel-adapter", env!("CARGO_BIN_EXE_loom"));
+    let o = loom(&[
+        "check",
+        "--kernel-cmd",
+        &kernel,
+        "--only",
+        "fuzz",
+        "--fuzz-cases",
+        "24",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("fuzz: budget 24 cases per check (--fuzz-cases), seed 0: fold "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(" 0 sent"), "{stdout}");
+    let r = report(&dir);
+    let fuzz: Vec<_> = r.results.iter().filter(|x| x.area == "fuzz").collect();
+    assert_eq!(fuzz.len(), 5, "{fuzz:#?}");
+    for x in &fuzz {
+        assert_eq!(x.status, loom_report::Status::Pass, "{x:?}");
+        assert!(
+            x.message.as_deref().unwrap_or("").starts_with("24 cases"),
+            "{x:?}"
+        );
+    }
+}

@@ -194,7 +194,10 @@ fn conf_03_check_judges_the_node_kernel_on_what_it_claims() {
     assert!(f.rules_applicable > f.rules_claimed, "{f:?}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("not claimed: ingress, emit, runtime"));
-    assert!(html.contains("class=\"verdict pass\">PASS<"), "the page says PASS");
+    assert!(
+        html.contains("class=\"verdict pass\">PASS<"),
+        "the page says PASS"
+    );
     std::fs::remove_dir_all(&out).unwrap();
 }
 

@@ -245,11 +245,13 @@ pub fn run(
                     Ok(mut k) => {
                         let fuzz = loom_vectors::fuzz::FuzzConfig {
                             seed: config.seed,
-                            cases: Some(config.fuzz_cases),
+                            cases: None,
+                            cases_per_check: Some(config.fuzz_cases),
                             time_ms: None,
                             ..loom_vectors::fuzz::FuzzConfig::default()
                         };
                         let report = loom_vectors::fuzz::run_campaign(&mut k, &fuzz, &mut |_| {});
+                        notes.lines.push(fuzz_budget_note(&fuzz, &report));
                         let mut r = report.results(&fuzz);
                         finish_kernel(&mut k, loom_vectors::fuzz::AREA, &mut r);
                         r
@@ -472,6 +474,32 @@ fn parts_phrase(parts: &[&str]) -> String {
         [init @ .., last] => format!("the {} and {last} parts", init.join(", ")),
         [] => "no part".to_string(),
     }
+}
+
+/// The budget the differential campaign used, for the console: the cases per check it
+/// was given and what each check sent.
+pub fn fuzz_budget_note(
+    config: &loom_vectors::fuzz::FuzzConfig,
+    report: &loom_vectors::fuzz::FuzzReport,
+) -> String {
+    let per_check: Vec<String> = config
+        .checks
+        .iter()
+        .map(|c| match report.skipped.iter().find(|(s, _)| s == c) {
+            Some(_) => format!("{} not claimed", c.as_str()),
+            None => format!(
+                "{} {} sent",
+                c.as_str(),
+                report.sent_by_check.get(c).copied().unwrap_or(0)
+            ),
+        })
+        .collect();
+    format!(
+        "fuzz: budget {} cases per check (--fuzz-cases), seed {}: {}",
+        config.cases_per_check.unwrap_or(0),
+        config.seed,
+        per_check.join(", ")
+    )
 }
 
 /// Ends a kernel adapter: blames for stray lines go to their cases, problems at

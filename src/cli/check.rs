@@ -202,7 +202,7 @@ fn reproduce(
         }),
         "fuzz" => kernel.map(|k| {
             format!(
-                "loom vectors fuzz --kernel-cmd {} --seed {} --cases {}",
+                "loom vectors fuzz --kernel-cmd {} --seed {} --cases-per-check {}",
                 super::shell_word(k),
                 args.seed,
                 args.fuzz_cases

@@ -27,6 +27,10 @@ pub struct FuzzArgs {
     /// Stop after this many cases, all checks together.
     #[arg(long)]
     pub cases: Option<u64>,
+    /// Run this many cases in each check (the budget `loom check --fuzz-cases` gives):
+    /// every check sends cases, and one that sent none is an error.
+    #[arg(long, value_name = "N")]
+    pub cases_per_check: Option<u64>,
     /// The campaign's seed: the same seed and case budget replay the same campaign.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -62,7 +66,8 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
     let config = FuzzConfig {
         seed: args.seed,
         cases: args.cases,
-        time_ms: match (args.time, args.cases) {
+        cases_per_check: args.cases_per_check,
+        time_ms: match (args.time, args.cases.or(args.cases_per_check)) {
             (Some(s), _) => Some(s.saturating_mul(1000)),
             (None, Some(_)) => None,
             (None, None) => Some(60_000),

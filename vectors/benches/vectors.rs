@@ -99,6 +99,7 @@ fn fuzz_campaign(c: &mut Criterion) {
     let config = FuzzConfig {
         seed: 0,
         cases: Some(FUZZ_CASES),
+        cases_per_check: None,
         time_ms: None,
         checks: Check::ALL.to_vec(),
         ..FuzzConfig::default()

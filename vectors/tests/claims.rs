@@ -234,6 +234,7 @@ fn the_campaign_measures_resolution_differences_and_still_finds_a_spec_bug() {
     let config = FuzzConfig {
         seed: 7,
         cases: Some(400),
+        cases_per_check: None,
         time_ms: None,
         checks: Check::ALL.to_vec(),
         shrink_iters_max: 256,

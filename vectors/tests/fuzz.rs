@@ -21,6 +21,7 @@ fn campaign(kernel: &mut dyn KernelClient, checks: &[Check], cases: u64, seed: u
     let config = FuzzConfig {
         seed,
         cases: Some(cases),
+        cases_per_check: None,
         time_ms: None,
         checks: checks.to_vec(),
         shrink_iters_max: 256,
@@ -211,5 +212,56 @@ fn the_guide_states_these_budgets() {
         format!("no finding in {} cases", thousands(FAITHFUL_CASES)),
     ] {
         assert!(guide.contains(&phrase), "the guide should say `{phrase}`");
+    }
+}
+
+/// `loom check`'s budget is per check: every check runs its cases whatever the others
+/// need, and a check that sent no case is an error, never a pass that credits rules.
+#[test]
+fn conf_01_a_budget_per_check_sends_cases_in_every_check_and_none_is_an_error() {
+    let per_check = 40;
+    let config = FuzzConfig {
+        seed: 3,
+        cases: None,
+        cases_per_check: Some(per_check),
+        time_ms: None,
+        checks: Check::ALL.to_vec(),
+        shrink_iters_max: 256,
+        stop_after_findings: None,
+    };
+    let mut kernel = InProcessKernel::default();
+    let report = run_campaign(&mut kernel, &config, &mut |_| {});
+    for check in Check::ALL {
+        assert_eq!(
+            report.cases_by_check.get(&check),
+            Some(&per_check),
+            "{check:?}"
+        );
+        assert!(
+            report.sent_by_check.get(&check).copied().unwrap_or(0) > 0,
+            "{check:?} sent nothing"
+        );
+    }
+    let results = report.results(&config);
+    assert_eq!(results.len(), Check::ALL.len());
+    assert!(
+        results.iter().all(|r| r.status == Status::Pass),
+        "{results:#?}"
+    );
+
+    // No budget at all: every check sent nothing, and each says so as an error.
+    let none = FuzzConfig {
+        cases_per_check: Some(0),
+        ..config
+    };
+    let report = run_campaign(&mut kernel, &none, &mut |_| {});
+    let results = report.results(&none);
+    assert_eq!(results.len(), Check::ALL.len());
+    for r in &results {
+        assert_eq!(r.status, Status::Error, "{r:?}");
+        assert!(
+            r.message.as_deref().unwrap_or("").contains("sent no case"),
+            "{r:?}"
+        );
     }
 }

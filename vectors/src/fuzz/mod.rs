@@ -65,6 +65,9 @@ pub struct FuzzConfig {
     pub seed: u64,
     /// Stop after this many cases (all checks together).
     pub cases: Option<u64>,
+    /// Each check runs this many cases and then leaves the rotation (`loom check`'s
+    /// budget: every check sends cases, whatever the others need).
+    pub cases_per_check: Option<u64>,
     /// Stop after this many milliseconds (checked between batches).
     pub time_ms: Option<u64>,
     /// The checks to run, taking turns batch by batch.
@@ -81,6 +84,7 @@ impl Default for FuzzConfig {
         FuzzConfig {
             seed: 0,
             cases: None,
+            cases_per_check: None,
             time_ms: Some(60_000),
             checks: Check::ALL.to_vec(),
             shrink_iters_max: SHRINK_ITERS_MAX,
@@ -129,6 +133,9 @@ pub struct FuzzReport {
     pub cases: u64,
     /// Cases run per check.
     pub cases_by_check: BTreeMap<Check, u64>,
+    /// Cases actually sent to the kernel per check (a generated input the reference
+    /// cannot build a request from is not sent).
+    pub sent_by_check: BTreeMap<Check, u64>,
     /// Shrink steps spent.
     pub shrink_steps: u64,
     /// Wall time.
@@ -200,6 +207,25 @@ impl FuzzReport {
                         ),
                         failure,
                     ));
+                }
+                None if self.aborted.is_none()
+                    && self.sent_by_check.get(check).copied().unwrap_or(0) == 0 =>
+                {
+                    out.push(CaseResult::error(
+                        AREA,
+                        check.as_str(),
+                        format!("fuzz-{}", check.as_str()),
+                        check
+                            .rules()
+                            .iter()
+                            .map(|r| (*r).to_owned())
+                            .collect::<Vec<_>>(),
+                        format!(
+                            "the {} check sent no case to the kernel ({n} generated, seed {}): a check that sent nothing is no evidence; give it a budget (--fuzz-cases, --cases-per-check, --time)",
+                            check.as_str(),
+                            config.seed
+                        ),
+                    ))
                 }
                 None if self.aborted.is_some() => out.push(CaseResult::error(
                     AREA,
@@ -351,14 +377,27 @@ pub fn run_campaign(
         {
             break;
         }
+        if let Some(per) = config.cases_per_check {
+            active.retain(|c| report.cases_by_check.get(c).copied().unwrap_or(0) < per);
+            if active.is_empty() {
+                break;
+            }
+        }
         let check = active[(batch as usize) % active.len()];
-        let cases = config.cases.map_or(BATCH_CASES, |n| {
-            BATCH_CASES.min(u32::try_from(n - report.cases).unwrap_or(u32::MAX))
-        });
+        let left = |budget: Option<u64>, used: u64| {
+            budget.map_or(u32::MAX, |n| {
+                u32::try_from(n.saturating_sub(used)).unwrap_or(u32::MAX)
+            })
+        };
+        let cases = BATCH_CASES.min(left(config.cases, report.cases)).min(left(
+            config.cases_per_check,
+            report.cases_by_check.get(&check).copied().unwrap_or(0),
+        ));
         let outcome = run_batch(&client, check, config, batch, cases, &claims.resolutions);
         batch += 1;
         report.cases += outcome.cases;
         *report.cases_by_check.entry(check).or_default() += outcome.cases;
+        *report.sent_by_check.entry(check).or_default() += outcome.sent;
         report.shrink_steps += outcome.shrink_steps;
         if outcome.resolution_cases > 0 {
             let slot = report.resolution_cases.entry(check).or_default();
@@ -395,6 +434,7 @@ pub fn run_campaign(
 
 struct BatchOutcome {
     cases: u64,
+    sent: u64,
     resolution_cases: u64,
     resolution_gaps: BTreeSet<String>,
     shrink_steps: u64,
@@ -427,6 +467,7 @@ fn run_batch(
     let last: RefCell<Option<(Vec<u8>, Divergence)>> = RefCell::new(None);
     let broken: RefCell<Option<String>> = RefCell::new(None);
     let explained: RefCell<(u64, BTreeSet<String>)> = RefCell::new((0, BTreeSet::new()));
+    let sent = RefCell::new(0u64);
     let result = runner.run(&strategy, |bytes: Vec<u8>| {
         {
             let mut c = calls.borrow_mut();
@@ -442,6 +483,9 @@ fn run_batch(
         let Some(case) = cases::generate(check, &bytes) else {
             return Ok(());
         };
+        if calls.borrow().2.is_none() {
+            *sent.borrow_mut() += 1;
+        }
         let mut kernel = client.borrow_mut();
         match check_case(&mut **kernel, &case, false) {
             Ok(()) => Ok(()),
@@ -509,6 +553,7 @@ fn run_batch(
     let (resolution_cases, resolution_gaps) = explained.into_inner();
     BatchOutcome {
         cases: generated,
+        sent: sent.into_inner(),
         resolution_cases,
         resolution_gaps,
         shrink_steps,
