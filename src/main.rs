@@ -7,7 +7,7 @@
 mod cli;
 
 /// Decoding and folding a log allocate and free millions of small values; mimalloc does
-/// that in a fraction of glibc malloc's time (docs/performance.md, "Fold and parse").
+/// that in a fraction of glibc malloc's time (docs/performance-history.md, "Fold and parse").
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

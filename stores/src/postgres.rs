@@ -415,7 +415,7 @@ impl PgStore {
     /// in order); only a crash of the server could lose the last commits, and these
     /// schemas are emptied or dropped anyway. A kit run commits some 1,600 times, and a
     /// WAL flush cost about 5.7 ms each on the project's disk (`pg_test_fsync`): most of
-    /// the suite's time (docs/performance.md, "PostgreSQL kits").
+    /// the suite's time (docs/performance-history.md, "PostgreSQL kits").
     async fn throwaway_commits(&self) -> Result<(), StoreError> {
         self.client
             .lock()
