@@ -246,3 +246,35 @@ fn the_reports_command_line_pastes_back_into_a_shell() {
         ]
     );
 }
+
+#[test]
+fn a_merge_of_partial_runs_says_partial_and_what_each_left_out() {
+    let dir = scratch("merge-partial");
+    for (kit, out) in [("event-store", "a"), ("snapshot-store", "b")] {
+        let o = loom_in(
+            &dir,
+            &[
+                "conform", "--store", "memory", "--kit", kit, "--quiet", "--out", out,
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stdout(&o));
+    }
+    let o = loom_in(
+        &dir,
+        &[
+            "report",
+            "merge",
+            "a/report.json",
+            "b/report.json",
+            "--out",
+            "m",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    let text = stdout(&o);
+    assert!(text.contains("verdict: PARTIAL PASS"), "{text}");
+    assert!(
+        text.contains("every kit but event-store") && text.contains("every kit but snapshot-store"),
+        "{text}"
+    );
+}

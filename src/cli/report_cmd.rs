@@ -65,6 +65,13 @@ pub fn run(cmd: ReportCommand) -> u8 {
                             report.results.len()
                         );
                         super::print_report_paths(&paths, &report.digest);
+                        println!("verdict: {}", report.verdict());
+                        for reason in &report.summary.verdict_reasons {
+                            println!("  - {reason}");
+                        }
+                        for line in report.partial_sentences() {
+                            println!("  - {line}");
+                        }
                         if report.summary.ok {
                             EXIT_OK
                         } else {
