@@ -265,3 +265,49 @@ fn conf_01_a_budget_per_check_sends_cases_in_every_check_and_none_is_an_error() 
         );
     }
 }
+
+/// The fold-as-every-minor family is what catches a version gate one minor late: the
+/// wrong kernel folds every generated log exactly as the reference does at the current
+/// minor (what the campaign sent before the family), and differs on some log folded
+/// "as" 1.25, the minor its gate is late for.
+#[test]
+fn abi_11_only_folds_as_an_older_minor_catch_a_gate_one_minor_late() {
+    use loom_vectors::fuzz::cases::generate;
+    use loom_vectors::protocol::Handler;
+    let wrong = ReferenceKernel::with_bug(Bug::Gate125OneMinorLate);
+    let reference = ReferenceKernel::default();
+    let answer = |k: &ReferenceKernel, params: &serde_json::Value| {
+        loom_kernel::canonical_string(&match k.handle("fold", params) {
+            loom_vectors::Answer::Result(v) => v,
+            _ => serde_json::Value::Null,
+        })
+    };
+    let (mut current_same, mut as_125_differs) = (0, 0);
+    for i in 0..400u32 {
+        // Deterministic bytes: a counter through sha256.
+        let hex = loom_kernel::digest::sha256_hex(format!("gate-late-{i}").as_bytes());
+        let bytes: Vec<u8> = hex.bytes().cycle().take(900).collect();
+        let Some(case) = generate(Check::Fold, &bytes) else {
+            continue;
+        };
+        let mut params = case.params.clone();
+        if let Some(m) = params.as_object_mut() {
+            m.remove("schemaVersion");
+        }
+        assert_eq!(
+            answer(&wrong, &params),
+            answer(&reference, &params),
+            "case {i}"
+        );
+        current_same += 1;
+        params["schemaVersion"] = serde_json::json!("1.25.0");
+        if answer(&wrong, &params) != answer(&reference, &params) {
+            as_125_differs += 1;
+        }
+    }
+    assert!(current_same > 100, "{current_same} cases");
+    assert!(
+        as_125_differs > 0,
+        "no log folded as 1.25 shows the late gate"
+    );
+}

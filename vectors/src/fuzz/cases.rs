@@ -6,6 +6,7 @@
 
 use super::respell::respell;
 use arbitrary::{Arbitrary, Unstructured};
+use loom_kernel::fold::FoldVersion;
 use loom_kernel::ingress::{EmitSource, ResumePath};
 use loom_props::ingress::{gate_schema, Auth, IngressInput as PropsIngress};
 use loom_props::{CanonicalInput, Grammar, LogSpec};
@@ -83,6 +84,9 @@ pub struct Case {
     pub tail_from: Vec<usize>,
 }
 
+/// One `fold` case in this many folds "as" an older EVENT_SCHEMA minor.
+pub const FOLD_AS_OLDER_ODDS: u8 = 4;
+
 fn log_values(log: &LogSpec) -> Vec<Value> {
     log.envelopes().iter().map(|e| e.to_value()).collect()
 }
@@ -96,7 +100,16 @@ pub fn generate(check: Check, bytes: &[u8]) -> Option<Case> {
         Check::Fold | Check::Restore => {
             let log =
                 LogSpec::generate(u, Grammar::FULL, loom_props::limits::LOG_EVENTS_MAX).ok()?;
-            ("fold", json!({ "events": log_values(&log) }), 3u8)
+            let mut params = json!({ "events": log_values(&log) });
+            // One fold in four is "as" an older minor, drawn from every supported one, so
+            // each behaviour change is folded on both sides of its boundary (a version
+            // gate one minor late is a divergence only there).
+            if check == Check::Fold && u.ratio(1u8, FOLD_AS_OLDER_ODDS).ok()? {
+                let versions: Vec<FoldVersion> = FoldVersion::all().collect();
+                let v = versions[u.choose_index(versions.len()).ok()?];
+                params["schemaVersion"] = json!(v.to_string());
+            }
+            ("fold", params, 3u8)
         }
         Check::Digest => {
             let value = CanonicalInput::arbitrary(u).ok()?.value;

@@ -47,6 +47,7 @@ pub fn is_fold_bug(bug: Bug) -> bool {
             | Bug::UnmeteredDimensionsZero
             | Bug::QuarantineCapPerTopic
             | Bug::AutoReleaseWithoutDeliver
+            | Bug::Gate125OneMinorLate
     )
 }
 
@@ -58,6 +59,15 @@ pub fn fold_events(
     events: Vec<EventEnvelope>,
 ) -> ExecutionState {
     let mut state = state;
+    // The 1.25 gate one minor late: folding as 1.25 is folding as 1.24.
+    let version = match (bug, FoldVersion::from_minor(24)) {
+        (Bug::Gate125OneMinorLate, Some(v24))
+            if version == FoldVersion::from_minor(25).unwrap_or(v24) =>
+        {
+            v24
+        }
+        _ => version,
+    };
     for original in events {
         let Some(e) = before_fold(bug, original.clone()) else {
             continue;

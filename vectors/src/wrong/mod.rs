@@ -174,6 +174,12 @@ bugs! {
     QuarantineCapPerTopic = "quarantine-cap-per-topic", "quarantine", FOLDS, ["FOLD-43"], false;
     /// An `INBOX_RELEASED` with `auto` but no `deliver` is treated as a delivery release.
     AutoReleaseWithoutDeliver = "auto-release-without-deliver", "quarantine", FOLDS, ["FOLD-42"], false;
+    // ---- fold: versioned folds -------------------------------------------------------
+    /// Folding as 1.25 folds as 1.24: the 1.25 behaviour (INBOX_QUARANTINED and
+    /// INBOX_RELEASED, the quarantine) is gated one minor late (`>= 26` for `>= 25`).
+    /// No fixed vector folds a quarantine as 1.25; the campaign's fold-as-every-minor
+    /// family does.
+    Gate125OneMinorLate = "gate-1-25-one-minor-late", "versioned fold", FOLDS, ["ABI-11"], true;
     // ---- normalization and restore -----------------------------------------------------
     /// Older snapshots are restored as they are, without normalization.
     NormalizeSkipped = "normalize-skipped", "normalization", RESTORE, ["SNAP-03"], false;
