@@ -273,7 +273,6 @@ fn conf_01_a_budget_per_check_sends_cases_in_every_check_and_none_is_an_error() 
 #[test]
 fn abi_11_only_folds_as_an_older_minor_catch_a_gate_one_minor_late() {
     use loom_vectors::fuzz::cases::generate;
-    use loom_vectors::protocol::Handler;
     let wrong = ReferenceKernel::with_bug(Bug::Gate125OneMinorLate);
     let reference = ReferenceKernel::default();
     let answer = |k: &ReferenceKernel, params: &serde_json::Value| {
