@@ -184,7 +184,13 @@ impl Reading {
                 &[Kind::Ingress]
             }
             R::VerdictDecisionFirst | R::TimerWakeStatusOnly => &[Kind::Ingress, Kind::Runtime],
-            R::OtherIds => &[Kind::Fold, Kind::Normalize, Kind::Ingress, Kind::Runtime],
+            R::OtherIds => &[
+                Kind::Fold,
+                Kind::Normalize,
+                Kind::Ingress,
+                Kind::Emit,
+                Kind::Runtime,
+            ],
             R::TypedErrorText => &[Kind::Runtime],
             R::ForgedMetadataStripped | R::UnnamedRefusals => &[Kind::Ingress, Kind::Emit],
             R::TailFoldedWhole => &[Kind::Normalize],
