@@ -229,7 +229,7 @@ fn a_check_without_a_test_run_is_a_partial_pass_in_every_rendering() {
                 "{name}: how to complete it"
             );
             assert!(
-                body.contains("the gates, vectors, replay, kits, sim and spec parts"),
+                body.contains("the gates, vectors, replay, kits, explore, sim and spec parts"),
                 "{name}"
             );
         }

@@ -98,3 +98,19 @@ fn gap_27_store_md_id_validation_table_is_the_kits_table() {
         "store.md's out-of-range id table differs from the kits'"
     );
 }
+
+/// docs/performance.md states the campaign budget `loom check` runs by default.
+#[test]
+fn performance_md_states_the_default_campaign_budget_of_loom_check() {
+    let text = std::fs::read_to_string(format!("{ROOT}/docs/performance.md")).unwrap();
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let want = format!(
+        "default budget of {} cases or {} s",
+        loom_harness::check::EXPLORE_CASES_DEFAULT,
+        loom_harness::check::EXPLORE_SECONDS_DEFAULT
+    );
+    assert!(
+        text.contains(&want),
+        "docs/performance.md must say {want:?}"
+    );
+}

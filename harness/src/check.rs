@@ -19,20 +19,27 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 /// Every part, in the order they run.
-pub const PARTS: [&str; 9] = [
-    "gates", "fold", "vectors", "replay", "fuzz", "kits", "sim", "tests", "spec",
+pub const PARTS: [&str; 10] = [
+    "gates", "fold", "vectors", "replay", "fuzz", "kits", "explore", "sim", "tests", "spec",
 ];
 
 /// The parts that exercise the reference.
-pub const REFERENCE_PARTS: [&str; 8] = [
-    "gates", "fold", "vectors", "replay", "kits", "sim", "tests", "spec",
+pub const REFERENCE_PARTS: [&str; 9] = [
+    "gates", "fold", "vectors", "replay", "kits", "explore", "sim", "tests", "spec",
 ];
 
 /// The parts that exercise a foreign kernel.
 pub const KERNEL_PARTS: [&str; 3] = ["vectors", "replay", "fuzz"];
 
 /// The parts that exercise a `cmd:` store.
-pub const STORE_PARTS: [&str; 1] = ["kits"];
+pub const STORE_PARTS: [&str; 2] = ["kits", "explore"];
+
+/// Cases the exploration campaign (`loom conform --explore`) runs per check against the
+/// store, unless [`EXPLORE_SECONDS_DEFAULT`] runs out first. Measured on the reference
+/// (SQLite): about 1 s (docs/performance.md).
+pub const EXPLORE_CASES_DEFAULT: u64 = 64;
+/// The campaign's time limit per check, in seconds.
+pub const EXPLORE_SECONDS_DEFAULT: u64 = 30;
 
 /// Cases the differential campaign runs per check in `loom check --kernel-cmd`
 /// (`loom vectors fuzz` runs longer campaigns).
@@ -66,6 +73,10 @@ pub struct CheckConfig {
     pub fold_logs: u64,
     /// Differential-campaign cases per check (foreign kernel).
     pub fuzz_cases: u64,
+    /// Exploration-campaign cases per check (the store).
+    pub explore_cases: u64,
+    /// The exploration campaign's time limit, in seconds.
+    pub explore_seconds: u64,
     /// Known failures.
     pub baseline: Option<Baseline>,
     /// JUnit of a test run given explicitly (a missing file is then an error).
@@ -94,6 +105,8 @@ impl CheckConfig {
             sim_seeds: 20,
             fold_logs: 300,
             fuzz_cases: FUZZ_CASES_DEFAULT,
+            explore_cases: EXPLORE_CASES_DEFAULT,
+            explore_seconds: EXPLORE_SECONDS_DEFAULT,
             baseline: None,
             test_results: None,
             default_test_results: PathBuf::from("target/nextest/ci/junit.xml"),
@@ -169,6 +182,49 @@ fn start_kernel(cmd: &str, limits: AdapterLimits) -> Result<KernelProcess, Strin
     config.call_timeout_ms = limits.timeout_ms;
     config.hello_timeout_ms = limits.hello_timeout_ms;
     KernelProcess::start(config).map_err(|f| f.message)
+}
+
+/// The exploration campaign against the store, as one result (area `explore`).
+fn explore_part(config: &CheckConfig) -> (Vec<CaseResult>, String) {
+    use loom_props::explore::stores::{run_on_with, Mode};
+    use loom_props::explore::{explored_rules, ExploreOptions, Spis, EXPLORE_AREA};
+    let opts = ExploreOptions {
+        cases: Some(config.explore_cases),
+        time: Some(std::time::Duration::from_secs(config.explore_seconds)),
+        seed: config.seed,
+    };
+    let case_id = format!("explore seed {}", config.seed);
+    let rules = explored_rules(Spis::ALL);
+    let limit = std::time::Duration::from_millis;
+    match run_on_with(
+        &config.store,
+        &Mode::Explore(opts),
+        limit(config.limits.timeout_ms),
+        limit(config.limits.hello_timeout_ms),
+    ) {
+        Ok(outcome) => (
+            vec![outcome.to_case_result(&case_id, &rules)],
+            format!(
+                "explore: {} cases, {} operations in {:.1} s from seed {} (budget {} cases or {} s, whichever comes first: --explore-cases, --explore-seconds)",
+                outcome.cases,
+                outcome.ops,
+                outcome.elapsed.as_secs_f64(),
+                config.seed,
+                config.explore_cases,
+                config.explore_seconds
+            ),
+        ),
+        Err(e) => (
+            vec![CaseResult::error(
+                EXPLORE_AREA,
+                "store",
+                &case_id,
+                rules.iter().copied(),
+                format!("the campaign could not start: {e}"),
+            )],
+            format!("explore: the campaign could not start: {e}"),
+        ),
+    }
 }
 
 /// Runs the check. `Err` means the run could not be set up (a usage problem, a store
@@ -268,6 +324,11 @@ pub fn run(
                 store_hello = hello;
                 r
             }
+            "explore" => {
+                let (r, note) = explore_part(config);
+                notes.lines.push(note);
+                r
+            }
             "sim" => loom_sim::sim_results(config.sim_seeds, false),
             "tests" => {
                 let (path, explicit) = match &config.test_results {
@@ -306,7 +367,7 @@ pub fn run(
         };
         bar.finish_and_clear();
         let subject = match *part {
-            "kits" => store_subject,
+            "kits" | "explore" => store_subject,
             _ => kernel_subject,
         };
         for r in &mut produced {
@@ -440,7 +501,7 @@ pub fn run(
             }
             subjects.push(kernel);
         }
-        if config.foreign_store() && parts.contains(&"kits") {
+        if config.foreign_store() && (parts.contains(&"kits") || parts.contains(&"explore")) {
             subjects.push(subjects::store(&config.store, store_hello.as_ref()));
         }
     }

@@ -12,14 +12,15 @@ use std::path::PathBuf;
 /// Arguments of `loom check`.
 #[derive(Args)]
 #[command(after_help = "What it judges (the subject):\n  \
-no --kernel-cmd, no cmd: store  the reference kernel, runtime and stores: gates, fold, vectors, replay, kits, sim, tests, spec\n  \
+no --kernel-cmd, no cmd: store  the reference kernel, runtime and stores: gates, fold, vectors, replay, kits, explore, sim, tests, spec\n  \
 --kernel-cmd CMD               your kernel: vectors, replay (the golden corpus through runScenario), fuzz (a short differential campaign)\n  \
---store cmd:CMD                your store: the SPI kits\n\
+--store cmd:CMD                your store: the SPI kits and the exploration campaign\n\
 A report judges each subject only on the rules that apply to its kind (the applicability table built into this binary), from results obtained \
 against it in this run. The harness's own tests are a separate self-check.\n\n\
 Parts: gates (ABI, event-schema and audit-kind pins, manifest, compat gate), fold (generated logs: snapshot \
 equivalence at every k, inert unknown kinds, status movers, older writers), vectors, replay (the committed golden-log \
-corpus), fuzz (differential campaign, foreign kernels only), kits (SPI kits against --store), sim (deploy-simulator \
+corpus), fuzz (differential campaign, foreign kernels only), kits (SPI kits against --store), explore (the exploration campaign of loom conform --explore against --store, \
+within --explore-cases and --explore-seconds), sim (deploy-simulator \
 seeds), tests (the JUnit that ./scripts/test wrote in this binary's very source tree; anything else credits nothing), spec \
 (every binding rule has a passing result in this run; shipped capabilities are backed).\n\n\
 The verdict fails on any failure, on an empty run, on a part that produced only skips, and for the reference on a \
@@ -34,7 +35,7 @@ pub struct CheckArgs {
     /// Directory for the report files (default: ./loom-reports/check-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Run only these parts (repeatable): gates, fold, vectors, replay, fuzz, kits, sim, tests, spec.
+    /// Run only these parts (repeatable): gates, fold, vectors, replay, fuzz, kits, explore, sim, tests, spec.
     #[arg(long, value_name = "PART")]
     pub only: Vec<String>,
     /// Skip these parts (repeatable).
@@ -58,6 +59,12 @@ pub struct CheckArgs {
     /// Differential-campaign cases per check against a foreign kernel.
     #[arg(long, default_value_t = loom_harness::check::FUZZ_CASES_DEFAULT)]
     pub fuzz_cases: u64,
+    /// Exploration-campaign cases per check against the store (the explore part).
+    #[arg(long, default_value_t = loom_harness::check::EXPLORE_CASES_DEFAULT)]
+    pub explore_cases: u64,
+    /// The exploration campaign's time limit, in seconds (it stops at whichever comes first).
+    #[arg(long, default_value_t = loom_harness::check::EXPLORE_SECONDS_DEFAULT)]
+    pub explore_seconds: u64,
     /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails the run.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
@@ -129,6 +136,8 @@ pub fn run(args: CheckArgs) -> u8 {
         sim_seeds: args.sim_seeds,
         fold_logs: args.fold_logs,
         fuzz_cases: args.fuzz_cases,
+        explore_cases: args.explore_cases,
+        explore_seconds: args.explore_seconds,
         baseline,
         test_results: args.test_results.clone(),
         default_test_results: default_test_results(),
@@ -208,6 +217,12 @@ fn reproduce(
                 args.fuzz_cases
             )
         }),
+        "explore" => Some(format!(
+            "loom conform --store {} --explore --seed {} --cases {}",
+            super::shell_word(store),
+            args.seed,
+            args.explore_cases
+        )),
         "tests" => Some("./scripts/test".to_string()),
         part if PARTS.contains(&part) => Some(format!("loom check --only {part}")),
         _ => None,
