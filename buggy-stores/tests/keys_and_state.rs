@@ -223,8 +223,31 @@ fn stateful_bugs_are_caught_by_their_rule() {
     assert!(missed.is_empty(), "{missed:#?}");
 }
 
+fn store_authors_guide_states_the_counts() {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/guides/store-authors.md"
+    ))
+    .expect("docs/guides/store-authors.md");
+    let text = guide.split_whitespace().collect::<Vec<_>>().join(" ");
+    let count = |c: Class| KEYS_AND_STATE.iter().filter(|b| b.class == c).count();
+    let want = format!(
+        "does the same for {} hostile-key stores (each fails only its kit's hostile-id case, which names the family) and {} stateful ones",
+        count(Class::HostileKey),
+        count(Class::Stateful)
+    );
+    assert!(
+        text.contains(&want),
+        "the store-authors guide should say: {want}"
+    );
+}
+
 fn main() -> std::process::ExitCode {
     loom_test_support::run(vec![
+        test(
+            "store_authors_guide_states_the_counts",
+            store_authors_guide_states_the_counts,
+        ),
         test(
             "hostile_key_bugs_fail_only_the_hostile_id_case_naming_their_family",
             hostile_key_bugs_fail_only_the_hostile_id_case_naming_their_family,
