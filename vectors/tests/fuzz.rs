@@ -310,3 +310,42 @@ fn abi_11_only_folds_as_an_older_minor_catch_a_gate_one_minor_late() {
         "no log folded as 1.25 shows the late gate"
     );
 }
+
+/// The hostile-names family is what catches a decision id taken for a plain object's
+/// own member: on every generated log that names no decision so (all the generators
+/// drew before the family), the wrong kernel folds as the reference does; on some
+/// renamed log it does not.
+#[test]
+fn fold_38_only_hostile_names_catch_prototype_names_taken_for_recorded() {
+    use loom_vectors::fuzz::cases::generate;
+    use loom_vectors::wrong::fold::PROTOTYPE_NAMES;
+    let wrong = ReferenceKernel::with_bug(Bug::PrototypeNamesPresent);
+    let reference = ReferenceKernel::default();
+    let answer = |k: &ReferenceKernel, params: &serde_json::Value| {
+        loom_kernel::canonical_string(&match k.handle("fold", params) {
+            loom_vectors::Answer::Result(v) => v,
+            _ => serde_json::Value::Null,
+        })
+    };
+    let (mut plain_same, mut hostile_differs) = (0, 0);
+    for i in 0..600u32 {
+        let hex = loom_kernel::digest::sha256_hex(format!("hostile-{i}").as_bytes());
+        let bytes: Vec<u8> = hex.bytes().cycle().take(900).collect();
+        let Some(case) = generate(Check::Fold, &bytes) else {
+            continue;
+        };
+        let text = loom_kernel::canonical_string(&case.params);
+        let named = PROTOTYPE_NAMES
+            .iter()
+            .any(|n| text.contains(&format!("\"id\":\"{n}\"")));
+        let same = answer(&wrong, &case.params) == answer(&reference, &case.params);
+        if named {
+            hostile_differs += usize::from(!same);
+        } else {
+            assert!(same, "case {i} names no prototype member and still differs");
+            plain_same += 1;
+        }
+    }
+    assert!(plain_same > 100, "{plain_same}");
+    assert!(hostile_differs > 0, "no renamed log shows the bug");
+}

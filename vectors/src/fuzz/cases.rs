@@ -84,6 +84,63 @@ pub struct Case {
     pub tail_from: Vec<usize>,
 }
 
+/// One fold or restore log in this many has its ids renamed to [`HOSTILE_NAMES`].
+pub const HOSTILE_NAMES_ODDS: u8 = 3;
+
+/// Names a kernel written on a map or a plain object gets wrong: `Object.prototype`
+/// members, case twins, ids with separators.
+pub const HOSTILE_NAMES: [&str; 14] = [
+    "constructor",
+    "toString",
+    "valueOf",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "toLocaleString",
+    "Plan",
+    "plan",
+    "PLAN",
+    "a/b",
+    "a.b",
+    "a:b",
+    "a#1",
+    "0",
+];
+
+/// Renames every distinct step id (`stepId`) and decision id (`DECISION_RECORDED`'s
+/// `id`) of a fold log's events to a name drawn from [`HOSTILE_NAMES`] (two ids may get
+/// twins or the same name). `__proto__` and the reserved `__loom_` ids keep theirs.
+pub fn rename_hostile(u: &mut Unstructured, params: &mut Value) -> Option<()> {
+    let mut names: std::collections::BTreeMap<String, &'static str> = Default::default();
+    let events = params.get_mut("events")?.as_array_mut()?;
+    for e in events.iter_mut() {
+        let decision = e.get("eventType").and_then(Value::as_str) == Some("DECISION_RECORDED");
+        let Some(payload) = e.get_mut("payload").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for key in ["stepId", "id"] {
+            if key == "id" && !decision {
+                continue;
+            }
+            let Some(Value::String(old)) = payload.get(key).cloned() else {
+                continue;
+            };
+            if old == "__proto__" || old.starts_with("__loom_") {
+                continue;
+            }
+            let name = match names.get(&old) {
+                Some(n) => *n,
+                None => {
+                    let n = *u.choose(&HOSTILE_NAMES).ok()?;
+                    names.insert(old.clone(), n);
+                    n
+                }
+            };
+            payload.insert(key.to_owned(), json!(name));
+        }
+    }
+    Some(())
+}
+
 /// One `fold` case in this many folds "as" an older EVENT_SCHEMA minor.
 pub const FOLD_AS_OLDER_ODDS: u8 = 4;
 
@@ -101,6 +158,11 @@ pub fn generate(check: Check, bytes: &[u8]) -> Option<Case> {
             let log =
                 LogSpec::generate(u, Grammar::FULL, loom_props::limits::LOG_EVENTS_MAX).ok()?;
             let mut params = json!({ "events": log_values(&log) });
+            // One log in three has its step and decision ids renamed to hostile names
+            // (a plain object's own members, case twins, ids with separators).
+            if u.ratio(1u8, HOSTILE_NAMES_ODDS).ok()? {
+                rename_hostile(u, &mut params)?;
+            }
             // One fold in four is "as" an older minor, drawn from every supported one, so
             // each behaviour change is folded on both sides of its boundary (a version
             // gate one minor late is a divergence only there).

@@ -48,8 +48,20 @@ pub fn is_fold_bug(bug: Bug) -> bool {
             | Bug::QuarantineCapPerTopic
             | Bug::AutoReleaseWithoutDeliver
             | Bug::Gate125OneMinorLate
+            | Bug::PrototypeNamesPresent
     )
 }
+
+/// Names every plain JavaScript object answers for (`Object.prototype` members).
+pub const PROTOTYPE_NAMES: [&str; 7] = [
+    "constructor",
+    "toString",
+    "valueOf",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "toLocaleString",
+];
 
 /// Folds `events` onto `state` as a kernel with `bug` does.
 pub fn fold_events(
@@ -178,6 +190,22 @@ pub(crate) fn after_fold(
     let acted = state != before;
     let step = e.payload.get("stepId").and_then(Value::as_str);
     match bug {
+        Bug::PrototypeNamesPresent if ty == "DECISION_RECORDED" => {
+            let id = e.payload.get("id").and_then(Value::as_str).unwrap_or("");
+            let fresh = before
+                .variables
+                .decisions
+                .as_ref()
+                .is_none_or(|d| d.get(id).is_none());
+            if fresh && PROTOTYPE_NAMES.contains(&id) {
+                if let Some(d) = state.variables.decisions.as_mut() {
+                    if let Some(Value::Object(mut entry)) = d.get(id).cloned() {
+                        entry.remove("seq");
+                        d.insert(id.to_owned(), Value::Object(entry));
+                    }
+                }
+            }
+        }
         Bug::StepFailedFailsExecution if ty == "STEP_FAILED" && state.status == Status::Running => {
             state.status = Status::Failed;
         }

@@ -180,6 +180,12 @@ bugs! {
     /// No fixed vector folds a quarantine as 1.25; the campaign's fold-as-every-minor
     /// family does.
     Gate125OneMinorLate = "gate-1-25-one-minor-late", "versioned fold", FOLDS, ["ABI-11"], true;
+    // ---- fold: hostile names ---------------------------------------------------------
+    /// A decision id named like an `Object.prototype` member (`constructor`, `toString`,
+    /// …) is taken for one already recorded (`if (decisions[id])` on a plain object), so
+    /// its first record gets no `seq`. No fixed vector names a decision so; the
+    /// campaign's hostile-names family does.
+    PrototypeNamesPresent = "prototype-names-present", "hostile names", FOLDS, ["FOLD-38"], true;
     // ---- normalization and restore -----------------------------------------------------
     /// Older snapshots are restored as they are, without normalization.
     NormalizeSkipped = "normalize-skipped", "normalization", RESTORE, ["SNAP-03"], false;
