@@ -54,17 +54,24 @@ fn spi_22_the_node_store_passes_every_kit_through_the_protocol() {
     let store = format!("cmd:node {}", example("node-store/adapter.mjs"));
     let (o, r) = run(&["conform", "--store", &store], &out);
     assert_eq!(o.status.code(), Some(0), "{:#?}", failures(&r));
-    // The Node store keeps its data in the process, so its hello does not claim a
-    // shared backend: the concurrent cases are skipped, visibly, each saying why.
+    // The Node store keeps its data in the process, so its hello claims neither a
+    // shared backend nor durability: the concurrent and the kill cases are skipped,
+    // visibly, each saying why.
     let concurrent = loom_conformance::kits::concurrency::NAME;
+    let durability = "durability";
     for kit in loom_conformance::kits::KIT_NAMES {
         let mine: Vec<_> = r.results.iter().filter(|x| x.suite == *kit).collect();
         assert!(!mine.is_empty(), "kit {kit} did not run");
         let passed = mine.iter().filter(|x| x.status == Status::Pass).count();
-        if *kit == concurrent {
+        if *kit == concurrent || *kit == durability {
+            let claim = if *kit == concurrent {
+                "sharedBackend"
+            } else {
+                "durable"
+            };
             assert!(
                 mine.iter().all(|x| x.status == Status::SkipNotClaimed
-                    && x.message.as_deref().unwrap_or("").contains("sharedBackend")),
+                    && x.message.as_deref().unwrap_or("").contains(claim)),
                 "{mine:#?}"
             );
         } else {
@@ -77,7 +84,7 @@ fn spi_22_the_node_store_passes_every_kit_through_the_protocol() {
     let skipped: Vec<_> = r
         .results
         .iter()
-        .filter(|x| x.status.is_skip() && x.suite != concurrent)
+        .filter(|x| x.status.is_skip() && x.suite != concurrent && x.suite != durability)
         .collect();
     assert!(
         skipped

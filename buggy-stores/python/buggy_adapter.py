@@ -472,6 +472,50 @@ def _():
     S.state_put = state_put
 
 
+# -- durability: correct while the process lives, wrong after a kill -------------------
+# Each needs a --db file; the durability kit kills the adapter and starts it again.
+
+
+@bug("ack-before-commit")
+def _():
+    """an append is answered before its transaction commits; the commit happens when the
+    next request arrives. A client never notices, since every later request sees it; a
+    kill right after the answer loses the acknowledged append (SPI-23)."""
+    orig_tx = S.tx
+
+    def tx(self, fn, *args):
+        if getattr(self, "_uncommitted", False) and self.db.in_transaction:
+            self.db.execute("COMMIT")  # (a reset in between rolled it back instead)
+        self._uncommitted = False
+        if getattr(fn, "__name__", "") != "append":
+            return orig_tx(self, fn, *args)
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(*args)
+        except a.StoreError as e:
+            self.db.execute("COMMIT" if e.commit else "ROLLBACK")
+            raise
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self._uncommitted = True
+        return result
+    S.tx = tx
+
+
+@bug("incarnation-in-memory")
+def _():
+    """the incarnation counter lives in the process, not the database: after a restart it
+    starts again at 1, so a stream created after a kill gets an incarnation lower than
+    streams before it (SPI-07: incarnations are monotonic)."""
+    counter = [0]
+
+    def new_incarnation(self):
+        counter[0] += 1
+        return counter[0]
+    S.new_incarnation = new_incarnation
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)

@@ -265,6 +265,41 @@ impl StdioStore {
             .unwrap_or(false)
     }
 
+    /// True when `hello` answered `durable: true` (protocol 1.2): what the adapter
+    /// acknowledged survives its process being killed and started again with the same
+    /// command.
+    pub fn durable(&self) -> bool {
+        self.hello()
+            .and_then(|h| h.get("durable").and_then(Value::as_bool))
+            .unwrap_or(false)
+    }
+
+    /// Kills the adapter's whole process group with `SIGKILL` (docs/spi.md, "Kills and
+    /// restarts"); the next call starts it again with `hello`.
+    pub fn kill(&self) {
+        lock(&self.session).adapter.kill();
+    }
+
+    /// Sends `method` and kills the adapter after `delay`, before reading its answer: a
+    /// crash between a write and its acknowledgement. `Err` when the request could not
+    /// be written (recorded as the case's fault, like any adapter fault).
+    pub fn send_then_kill(
+        &self,
+        method: &str,
+        params: Value,
+        delay: Duration,
+    ) -> Result<(), StoreError> {
+        let mut s = lock(&self.session);
+        let tag = s.tag.clone();
+        let outcome = s.adapter.send_then_kill(&tag, method, &params, delay);
+        s.collect_blames();
+        outcome.map_err(|fault| {
+            let message = fault.message.clone();
+            s.record(Fault::from_process(&fault));
+            StoreError::backend(format!("adapter fault: {message}"))
+        })
+    }
+
     /// True when `hello` lists the SPI `spi` (e.g. [`SPI_SNAPSHOT_STORE`]).
     pub fn implements(&self, spi: &str) -> bool {
         self.hello()

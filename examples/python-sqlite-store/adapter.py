@@ -286,9 +286,12 @@ class Store:
         else:
             # WAL lets readers in other processes go on while one writes.
             self.db.execute("PRAGMA journal_mode=WAL")
-        if client_index == 0:
+        have = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if client_index == 0 and not set(TABLES) <= have:
             # Client 0 (the only one, or the first of several: the harness starts it
-            # before the others) lays out the schema; the others use it.
+            # before the others) lays out the schema when the file lacks it; the others
+            # use it. A file that has it keeps its data: a process started again after
+            # a crash must read what the one before it acknowledged.
             for table in TABLES:
                 self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.executescript(SCHEMA)
@@ -336,6 +339,9 @@ class Store:
             # Processes started with the same --db file share it; an in-memory database
             # is each process's own.
             "sharedBackend": self.path != ":memory:",
+            # What it acknowledged is committed to the file before the answer is
+            # written, so it survives the process being killed (SIGKILL).
+            "durable": self.path != ":memory:",
             "spis": {
                 "eventStore": {"spiVersion": EVENT_STORE_SPI_VERSION, "methods": event_methods},
                 "snapshotStore": {"spiVersion": SNAPSHOT_STORE_SPI_VERSION, "methods": SNAPSHOT_METHODS},

@@ -13,6 +13,7 @@ use loom_conformance::kits::branch_registry::BranchRegistryKit;
 use loom_conformance::kits::concurrency::{ConcurrencyKit, Handles};
 use loom_conformance::kits::content_store::ContentStoreKit;
 use loom_conformance::kits::dispatcher::DispatcherKit;
+use loom_conformance::kits::durability::DurabilityKit;
 use loom_conformance::kits::durable_state_store::DurableStateStoreKit;
 use loom_conformance::kits::event_store::EventStoreKit;
 use loom_conformance::kits::lifecycle::LifecycleKit;
@@ -181,6 +182,14 @@ impl Run {
         true
     }
 
+    /// The durability kit's cases as `skip-not-claimed` for a store inside loom's own
+    /// process (killing it would end loom).
+    fn durability_in_process(&mut self) {
+        self.skip::<StdioStore, DurabilityKit>(
+            "the store runs inside loom's process, which a kill would end: the durability cases kill a cmd: adapter's process",
+        );
+    }
+
     /// Every selected case of kit `K` as `skip-not-claimed`, with `why`.
     fn skip<S, K: Kit<S>>(&mut self, why: &str) {
         if !self.wants(K::NAME) {
@@ -244,7 +253,7 @@ async fn pick<S>(db: PgFactory, handle: impl FnOnce(&PgStore) -> S) -> Result<S,
 }
 
 /// Every kit with its cases, in the order a run takes them.
-pub const KIT_CASES: [(&str, &[CaseInfo]); 11] = [
+pub const KIT_CASES: [(&str, &[CaseInfo]); 12] = [
     ("event-store", kits::event_store::CASES),
     ("snapshot-store", kits::snapshot_store::CASES),
     ("archive-store", kits::archive_store::CASES),
@@ -256,6 +265,7 @@ pub const KIT_CASES: [(&str, &[CaseInfo]); 11] = [
     ("durable-state-store", kits::durable_state_store::CASES),
     ("read-model-store", kits::read_model_store::CASES),
     ("concurrency", kits::concurrency::CASES),
+    ("durability", kits::durability::CASES),
 ];
 
 /// The cases a run with these `kits` (empty: all) and `case_filter` would run, per kit,
@@ -433,6 +443,7 @@ async fn run_backend(
             )
             .await;
         }
+        run.durability_in_process();
         return Ok(None);
     }
     if store == "sqlite" || store == "sqlite::memory:" || store.starts_with("sqlite:") {
@@ -535,6 +546,7 @@ async fn run_backend(
                 remove_sqlite_files(f);
             }
         }
+        run.durability_in_process();
         return Ok(None);
     }
     if store.starts_with("postgres://") || store.starts_with("postgresql://") {
@@ -619,6 +631,7 @@ async fn run_backend(
             )
             .await;
         }
+        run.durability_in_process();
         // A leftover schema is clutter, not a failed run: the results stand.
         drop(case_pg);
         if let Err(e) = PgStore::drop_schema(store, &case_schema).await {
@@ -721,6 +734,9 @@ async fn run_backend(
         } else {
             run.skip::<StdioStore, ReadModelStoreKit>(&not(stdio::SPI_READ_MODEL_STORE));
         }
+        // Last but one: the durability cases kill the adapter, which then starts again.
+        run.kit::<_, DurabilityKit, _, _>(|_, _| ok(adapter.clone()), &hooks)
+            .await;
         if run.wants(loom_conformance::kits::concurrency::NAME) && !run.concurrency_skipped() {
             run_stdio_concurrency(run, &adapter, &config).await;
         }

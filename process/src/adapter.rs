@@ -214,6 +214,9 @@ pub struct Adapter {
     restarts: u32,
     restart_before_next_case: bool,
     shut_down: bool,
+    /// Set by [`Adapter::kill`]: the next start is the harness's own doing, not a fault
+    /// restart, and does not count against the restart cap.
+    killed: bool,
 }
 
 fn quote(bytes: &[u8]) -> String {
@@ -250,6 +253,7 @@ impl Adapter {
             restarts: 0,
             restart_before_next_case: false,
             shut_down: false,
+            killed: false,
         };
         adapter.spawn_and_greet("hello")?;
         Ok(adapter)
@@ -340,6 +344,62 @@ impl Adapter {
         self.next_id += 1;
         let timeout = self.config.call_timeout;
         self.exchange(request, params, timeout)
+    }
+
+    /// Kills the running process's whole group with `SIGKILL`, at once: a crash the
+    /// harness causes (the durability cases). Nothing it wrote after the last answer is
+    /// read. The next call starts a new process (with `hello`), which does not count as
+    /// a restart after a fault.
+    pub fn kill(&mut self) {
+        if self.process.is_some() {
+            self.end_process(false);
+            self.killed = true;
+        }
+    }
+
+    /// Writes one request and, after `delay`, kills the process group before reading
+    /// any answer: a crash between a write and its acknowledgement. The request may
+    /// have taken effect, in whole or not at all; the process is gone either way. `Err`
+    /// when the request could not be written (the process was not running and did not
+    /// start, or its input was closed).
+    pub fn send_then_kill(
+        &mut self,
+        tag: &str,
+        method: &str,
+        params: &Value,
+        delay: Duration,
+    ) -> Result<(), Fault> {
+        let request = RequestRef {
+            id: self.next_id,
+            method: method.to_string(),
+            tag: tag.to_string(),
+        };
+        if self.process.is_none() {
+            self.restart(&request)?;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut line = format!("{{\"id\":{id},\"method\":").into_bytes();
+        line.extend_from_slice(Value::String(method.to_string()).to_string().as_bytes());
+        line.extend_from_slice(b",\"params\":");
+        let _ = serde_json::to_writer(&mut line, params);
+        line.extend_from_slice(b"}\n");
+        let written = match self.process.as_mut().and_then(|p| p.stdin.as_mut()) {
+            Some(stdin) => stdin.write_all(&line).and_then(|_| stdin.flush()),
+            None => Err(std::io::Error::other("standard input already closed")),
+        };
+        if let Err(e) = written {
+            let role = self.config.role.clone();
+            self.kill();
+            return Err(self.fault(
+                FaultKind::Crashed,
+                format!("the {role} could not take {method} (id {id}) before it was to be killed: writing failed ({e})"),
+                Some(RequestRef { id, ..request }),
+            ));
+        }
+        std::thread::sleep(delay);
+        self.kill();
+        Ok(())
     }
 
     /// Ends the adapter politely: end of input, then `SIGTERM` after the shutdown grace,
@@ -438,6 +498,17 @@ impl Adapter {
                 ),
                 Some(request.clone()),
             ));
+        }
+        if std::mem::take(&mut self.killed) {
+            // Started again after a deliberate kill: not a fault, not counted.
+            return self.spawn_and_greet(&request.tag).map_err(|mut f| {
+                f.message = format!(
+                    "starting the {} again after it was killed, before {}: {}",
+                    self.config.role, request.method, f.message
+                );
+                f.request = Some(request.clone());
+                f
+            });
         }
         self.restarts += 1;
         self.spawn_and_greet(&request.tag).map_err(|mut f| {

@@ -8,6 +8,7 @@ pub mod branch_registry;
 pub mod concurrency;
 pub mod content_store;
 pub mod dispatcher;
+pub mod durability;
 pub mod durable_state_store;
 pub mod event_store;
 pub mod lifecycle;
@@ -28,4 +29,5 @@ pub const KIT_NAMES: &[&str] = &[
     "durable-state-store",
     "read-model-store",
     "concurrency",
+    "durability",
 ];
