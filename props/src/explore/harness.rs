@@ -340,6 +340,9 @@ fn owner(sel: u8) -> Option<ContentAccess> {
 }
 
 fn state_key(sel: u8) -> String {
+    if sel >= super::ops::HOSTILE_SELECTOR {
+        return exec_id(sel);
+    }
     ["k0", "k1", "K\u{e9}", ""][usize::from(sel) % 4].to_string()
 }
 
@@ -357,6 +360,9 @@ fn collection(sel: u8) -> String {
 }
 
 fn doc_id(sel: u8) -> String {
+    if sel >= super::ops::HOSTILE_SELECTOR {
+        return exec_id(sel);
+    }
     ["a", "B", "\u{e9}", "10", "9", "z"][usize::from(sel) % 6].to_string()
 }
 

@@ -587,8 +587,8 @@ pub fn op(spis: Spis) -> BoxedStrategy<Op> {
 }
 
 impl Op {
-    /// The same operation with every ordinary execution selector (0, 1, 2) passed
-    /// through `f`.
+    /// The same operation with every ordinary execution, durable-state key and document
+    /// id selector (0, 1, 2) passed through `f`.
     pub fn map_execs(mut self, f: &impl Fn(u8) -> u8) -> Op {
         use Op::*;
         let g = |s: &mut u8| {
@@ -620,6 +620,9 @@ impl Op {
             | TimerCancel { exec, .. }
             | BranchGet { exec }
             | BranchChildren { exec } => g(exec),
+            // Durable-state keys and read-model document ids draw from the same family.
+            StatePut { key, .. } | StateGet { key } | StateDelete { key, .. } => g(key),
+            ModelUpsert { id, .. } | ModelGet { id, .. } => g(id),
             CopyPrefix { source, target, .. } => {
                 g(source);
                 g(target);
