@@ -184,7 +184,8 @@ fn the_judge_follows_the_claims() {
         other => panic!("{other:?}"),
     }
     // An absent `resolutions` claims nothing; unknown entries are listed, not claimed.
-    let odd = ResolutionClaims::from_hello(&json!({"resolutions": ["GAP-99", 3, "GAP-12"]}));
+    let odd =
+        ResolutionClaims::from_hello(&json!({"resolutions": ["no-such-resolution", 3, "GAP-12"]}));
     assert!(odd.claims("GAP-12") && !odd.claims("GAP-11") && odd.unknown.len() == 2);
     assert!(!none.claims("GAP-12") && all.claims("GAP-12"));
 }
