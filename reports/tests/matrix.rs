@@ -243,3 +243,29 @@ fn resolution_differences_neither_fail_nor_pass_and_spec_based_rules_are_counted
     .with_subjects(vec![Subject::new("kernel", SubjectKind::Kernel, "k")]);
     assert!(!only.summary.ok);
 }
+
+/// A store's kit results state no basis (only vectors do), so a store's figure leaves
+/// out the spec-based count, which would always read 0 (console and Markdown).
+#[test]
+fn a_store_figure_names_no_spec_based_count() {
+    use loom_report::{Subject, SubjectKind};
+    let rules = vec![RuleInfo::new("R-1", "MUST", "R", "r").with_applies_to([SubjectKind::Store])];
+    let results = vec![CaseResult::pass("kits", "event-store", "a", ["R-1"])];
+    let report = Report::new(env(1), rules, results).with_subjects(vec![Subject::new(
+        "store",
+        SubjectKind::Store,
+        "s",
+    )]);
+    let sentence = report.figure_sentences().join(" ");
+    assert!(
+        sentence.contains("1 / 1 rules that apply to a store"),
+        "{sentence}"
+    );
+    assert!(!sentence.contains("spec-based"), "{sentence}");
+    let md = loom_report::render_markdown(&report);
+    assert!(
+        md.contains("1 / 1 applicable rules passing; 0 failing"),
+        "{md}"
+    );
+    assert!(!md.contains("spec-based"), "{md}");
+}

@@ -9,6 +9,7 @@ use super::{pretty, truncate_chars};
 use crate::environment::Environment;
 use crate::model::{CaseResult, Status};
 use crate::report::{Report, StatusCounts};
+use crate::subject::SubjectKind;
 
 /// At most this many failures are listed; the rest are counted.
 pub const MD_FAILURES_MAX: usize = 30;
@@ -59,7 +60,12 @@ pub fn render_markdown(report: &Report) -> String {
             let Some(subject) = report.subject(&f.subject) else {
                 continue;
             };
-            let figure = if subject.is_judged() {
+            let figure = if subject.kind == SubjectKind::Store {
+                format!(
+                    "{} / {} applicable rules passing; {} failing",
+                    f.rules_passing, f.rules_applicable, f.rules_failing
+                )
+            } else if subject.is_judged() {
                 format!(
                     "{} / {} applicable rules passing ({} on spec-based evidence alone); {} failing",
                     f.rules_passing, f.rules_applicable, f.rules_spec_based, f.rules_failing
