@@ -14,30 +14,10 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{loom, scratch};
+use common::{buggy_variant, loom, scratch, show};
 
 /// Clients each run starts: the default of `loom conform`.
 const CLIENTS: &str = "4";
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn variant(python: &str, bug: &str, db: Option<&Path>) -> String {
-    let mut s = format!(
-        "cmd:{python} {}/buggy-stores/python/buggy_adapter.py {bug}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    if let Some(db) = db {
-        s.push_str(&format!(" --db {}", db.display()));
-    }
-    s
-}
 
 /// Runs the concurrency kit and returns the run and its results.
 fn conform(store: &str, clients: &str, out: &Path) -> (Output, Vec<serde_json::Value>) {
@@ -72,7 +52,7 @@ fn caught(python: &str, bug: &str, case: &str, rule: &str, says: &str) {
     let dir = scratch(bug);
     let db = dir.join("shared.db");
     let out = dir.join("report");
-    let (o, results) = conform(&variant(python, bug, Some(&db)), CLIENTS, &out);
+    let (o, results) = conform(&buggy_variant(python, bug, Some(&db)), CLIENTS, &out);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     let r = status_of(&results, case);
     assert_eq!(r["status"], "fail", "{r:#}\n{}", show(&o));
@@ -117,7 +97,7 @@ fn spi_20_racing_compare_and_set_catches_a_put_that_checks_then_writes(python: &
 fn concurrency_the_faithful_adapter_on_one_file_passes_every_concurrent_case(python: &str) {
     let dir = scratch("faithful");
     let (o, results) = conform(
-        &variant(python, "faithful", Some(&dir.join("shared.db"))),
+        &buggy_variant(python, "faithful", Some(&dir.join("shared.db"))),
         CLIENTS,
         &dir.join("report"),
     );
@@ -132,7 +112,11 @@ fn concurrency_the_faithful_adapter_on_one_file_passes_every_concurrent_case(pyt
 fn concurrency_cases_are_skipped_without_a_shared_backend_or_a_second_client(python: &str) {
     // In memory: each process has its own data, and hello says so.
     let dir = scratch("unshared");
-    let (_, results) = conform(&variant(python, "faithful", None), CLIENTS, &dir.join("a"));
+    let (_, results) = conform(
+        &buggy_variant(python, "faithful", None),
+        CLIENTS,
+        &dir.join("a"),
+    );
     assert!(!results.is_empty());
     for r in &results {
         assert_eq!(r["status"], "skip-not-claimed", "{r:#}");
@@ -143,7 +127,7 @@ fn concurrency_cases_are_skipped_without_a_shared_backend_or_a_second_client(pyt
     }
     // One client: nothing to race.
     let (_, results) = conform(
-        &variant(python, "faithful", Some(&dir.join("one.db"))),
+        &buggy_variant(python, "faithful", Some(&dir.join("one.db"))),
         "1",
         &dir.join("b"),
     );

@@ -11,27 +11,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{loom, scratch};
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn variant(python: &str, bug: &str, db: Option<&Path>) -> String {
-    let mut s = format!(
-        "cmd:{python} {}/buggy-stores/python/buggy_adapter.py {bug}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    if let Some(db) = db {
-        s.push_str(&format!(" --db {}", db.display()));
-    }
-    s
-}
+use common::{buggy_variant, loom, scratch, show};
 
 fn conform(store: &str, out: &Path) -> (Output, Vec<serde_json::Value>) {
     let o = loom(&[
@@ -53,7 +33,7 @@ fn conform(store: &str, out: &Path) -> (Output, Vec<serde_json::Value>) {
 fn caught(python: &str, bug: &str, case: &str, rule: &str, says: &str) {
     let dir = scratch(bug);
     let (o, results) = conform(
-        &variant(python, bug, Some(&dir.join("kept.db"))),
+        &buggy_variant(python, bug, Some(&dir.join("kept.db"))),
         &dir.join("r"),
     );
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
@@ -92,7 +72,7 @@ fn spi_07_a_kill_catches_an_incarnation_counter_kept_in_memory(python: &str) {
 fn durability_the_faithful_adapter_on_a_file_passes_every_case(python: &str) {
     let dir = scratch("faithful");
     let (o, results) = conform(
-        &variant(python, "faithful", Some(&dir.join("kept.db"))),
+        &buggy_variant(python, "faithful", Some(&dir.join("kept.db"))),
         &dir.join("r"),
     );
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
@@ -108,7 +88,7 @@ fn durability_the_faithful_adapter_on_a_file_passes_every_case(python: &str) {
 
 fn durability_cases_are_skipped_for_an_adapter_that_does_not_claim_durable(python: &str) {
     let dir = scratch("memory");
-    let (o, results) = conform(&variant(python, "faithful", None), &dir.join("r"));
+    let (o, results) = conform(&buggy_variant(python, "faithful", None), &dir.join("r"));
     // A run of nothing but skips is not a pass.
     assert_ne!(o.status.code(), Some(0), "{}", show(&o));
     assert!(!results.is_empty());

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{loom, scratch};
+use common::{buggy_variant, loom, scratch, show};
 
 /// Cases the campaign gets to find the planted bug (from this seed it needs 89; seeds 1
 /// and 2 need 44 and 21).
@@ -21,22 +21,6 @@ const EXPLORE_BUDGET_CASES: &str = "400";
 const EXPLORE_SEED: &str = "12";
 /// The file `loom conform --explore` writes next to the report (src/cli/explore.rs).
 const REPLAY_FILE_NAME: &str = "explore-replay.json";
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn variant(python: &str, bug: &str) -> String {
-    format!(
-        "cmd:{python} {}/buggy-stores/python/buggy_adapter.py {bug}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
 
 fn explore(store: &str, out: &Path) -> Output {
     loom(&[
@@ -68,8 +52,8 @@ fn replay(store: &str, file: &Path, out: &Path) -> Output {
 }
 
 fn spi_20_explore_finds_a_planted_adapter_bug_and_its_replay_fails_until_fixed(python: &str) {
-    let buggy = variant(python, "state-delete-at-version-zero");
-    let fixed = variant(python, "faithful");
+    let buggy = buggy_variant(python, "state-delete-at-version-zero", None);
+    let fixed = buggy_variant(python, "faithful", None);
     let found = scratch("found");
     let o = explore(&buggy, &found);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));

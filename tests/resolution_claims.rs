@@ -4,19 +4,8 @@
 //! it still follows. `loom vectors run` passes it (exit 0) with each difference listed as
 //! a resolution difference, in the console and in report.json, JUnit, Markdown and HTML.
 
-use std::process::Output;
-
 mod common;
-use common::{loom, scratch};
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{loom, scratch, show};
 
 fn readings_kernel() -> String {
     format!(

@@ -5,19 +5,9 @@
 //! fixed (the faithful variant of the same kernel).
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 mod common;
-use common::{loom, scratch};
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{loom, scratch, show};
 
 fn adapter() -> String {
     format!("{} kernel-adapter", env!("CARGO_BIN_EXE_loom"))

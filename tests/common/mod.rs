@@ -31,3 +31,26 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
+
+/// A finished run as a test failure shows it: exit code, stdout and stderr.
+pub fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The store string of a planted-bug variant of the Python example adapter
+/// (buggy-stores/python/buggy_adapter.py BUG), keeping its data in `db` when given.
+pub fn buggy_variant(python: &str, bug: &str, db: Option<&std::path::Path>) -> String {
+    let mut s = format!(
+        "cmd:{python} {}/buggy-stores/python/buggy_adapter.py {bug}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    if let Some(db) = db {
+        s.push_str(&format!(" --db {}", db.display()));
+    }
+    s
+}

@@ -362,6 +362,51 @@ async fn recorded_read<S: EventStore>(
     r.map_err(|e| format!("read {exec}: {}", error_json(&e)))
 }
 
+/// Acknowledged appends as the scripts collect them: `(client, round, sequence)`.
+type Wins = Arc<std::sync::Mutex<Vec<(usize, u64, u64)>>>;
+
+/// Which client appends, in which round, at which sequence.
+#[derive(Clone, Copy)]
+struct Step {
+    client: usize,
+    round: u64,
+    next: u64,
+}
+
+/// Appends the step's tagged event at `step.next` (with `fence`, if any), records the
+/// invocation and the answer, and counts an acknowledged append in `wins`.
+async fn recorded_append<S: EventStore>(
+    store: &S,
+    exec: &str,
+    step: Step,
+    fence: Option<u64>,
+    rec: &Recorder<StreamOp>,
+    wins: &Wins,
+) -> AppendAnswer {
+    let Step {
+        client,
+        round,
+        next,
+    } = step;
+    rec.invoke(client, append_op(next, fence, None));
+    let r = store
+        .append(
+            exec,
+            next,
+            vec![tagged(exec, next, client, round)],
+            fence.map(FenceToken),
+        )
+        .await;
+    let answer = AppendAnswer::of(&r);
+    rec.answer(client, append_op(next, fence, Some(answer.clone())));
+    if answer == AppendAnswer::Ok {
+        wins.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((client, round, next));
+    }
+    answer
+}
+
 /// The log left behind must be gapless from its first sequence, and each event must be
 /// the one whose append was acknowledged at that sequence (no lost or duplicated write).
 async fn check_final_log<S: EventStore>(
@@ -429,7 +474,7 @@ pub async fn spi_23_racing_appends_exactly_one_wins_each_sequence<F: Fleet>(
     };
     let exec = cx.id("race");
     let rec = Recorder::new();
-    let wins = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let wins: Wins = Arc::default();
     let (e2, r2, w2) = (exec.clone(), rec.clone(), Arc::clone(&wins));
     race(&stores, move |client, store| {
         let (exec, rec, wins) = (e2.clone(), r2.clone(), Arc::clone(&w2));
@@ -437,18 +482,13 @@ pub async fn spi_23_racing_appends_exactly_one_wins_each_sequence<F: Fleet>(
             for round in 0..APPEND_ROUNDS {
                 let log = recorded_read(&store, &exec, client, &rec).await?;
                 let next = log.last().map_or(0, |e| e.sequence + 1);
-                rec.invoke(client, append_op(next, None, None));
-                let r = store
-                    .append(&exec, next, vec![tagged(&exec, next, client, round)], None)
-                    .await;
-                let answer = AppendAnswer::of(&r);
-                rec.answer(client, append_op(next, None, Some(answer.clone())));
-                match answer {
-                    AppendAnswer::Ok => wins
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((client, round, next)),
-                    AppendAnswer::Conflict(_) => {}
+                let step = Step {
+                    client,
+                    round,
+                    next,
+                };
+                match recorded_append(&store, &exec, step, None, &rec, &wins).await {
+                    AppendAnswer::Ok | AppendAnswer::Conflict(_) => {}
                     other => {
                         return Err(format!(
                             "append at {next} answered {other:?}, expected success or conflict"
@@ -518,7 +558,7 @@ pub async fn place_05_zombie_append_races_the_new_holder<F: Fleet>(fleet: &F, cx
     };
     let exec = cx.id("zombie");
     let rec = Recorder::new();
-    let wins = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let wins: Wins = Arc::default();
     let (e2, r2, w2) = (exec.clone(), rec.clone(), Arc::clone(&wins));
     race(&stores, move |client, store| {
         let (exec, rec, wins) = (e2.clone(), r2.clone(), Arc::clone(&w2));
@@ -535,23 +575,9 @@ pub async fn place_05_zombie_append_races_the_new_holder<F: Fleet>(fleet: &F, cx
                 let token = r.map_err(|e| format!("acquireFence answered {}", error_json(&e)))?;
                 let log = recorded_read(&store, &exec, client, &rec).await?;
                 let next = log.last().map_or(0, |e| e.sequence + 1);
-                rec.invoke(client, append_op(next, Some(token.0), None));
-                let r = store
-                    .append(
-                        &exec,
-                        next,
-                        vec![tagged(&exec, next, client, round)],
-                        Some(FenceToken(token.0)),
-                    )
-                    .await;
-                let answer = AppendAnswer::of(&r);
-                rec.answer(client, append_op(next, Some(token.0), Some(answer.clone())));
-                match answer {
-                    AppendAnswer::Ok => wins
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((client, round, next)),
-                    AppendAnswer::Fenced(_) | AppendAnswer::Conflict(_) => {}
+                let step = Step { client, round, next };
+                match recorded_append(&store, &exec, step, Some(token.0), &rec, &wins).await {
+                    AppendAnswer::Ok | AppendAnswer::Fenced(_) | AppendAnswer::Conflict(_) => {}
                     other => {
                         return Err(format!(
                             "append at {next} with token {} answered {other:?}, expected success, fenced or conflict",
@@ -582,7 +608,7 @@ pub async fn spi_06_append_if_unchanged_races_appends<F: Fleet>(fleet: &F, cx: &
     };
     let exec = cx.id("anchor");
     let rec = Recorder::new();
-    let wins = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let wins: Wins = Arc::default();
     let (e2, r2, w2) = (exec.clone(), rec.clone(), Arc::clone(&wins));
     race(&stores, move |client, store| {
         let (exec, rec, wins) = (e2.clone(), r2.clone(), Arc::clone(&w2));
@@ -681,18 +707,13 @@ pub async fn spi_09_delete_through_races_appends<F: Fleet>(fleet: &F, cx: &Ctx) 
                     continue;
                 };
                 let next = last.sequence + 1;
-                rec.invoke(client, append_op(next, None, None));
-                let r = store
-                    .append(&exec, next, vec![tagged(&exec, next, client, round)], None)
-                    .await;
-                let answer = AppendAnswer::of(&r);
-                rec.answer(client, append_op(next, None, Some(answer.clone())));
-                match answer {
-                    AppendAnswer::Ok => wins
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((client, round, next)),
-                    AppendAnswer::Conflict(_) => {}
+                let step = Step {
+                    client,
+                    round,
+                    next,
+                };
+                match recorded_append(&store, &exec, step, None, &rec, &wins).await {
+                    AppendAnswer::Ok | AppendAnswer::Conflict(_) => {}
                     other => {
                         return Err(format!(
                             "append at {next} answered {other:?}, expected success or conflict"
