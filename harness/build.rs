@@ -4,10 +4,15 @@
 //!
 //! The digest is sha256 over every file's relative path and sha256, in path order,
 //! skipping build output and caches. Cargo reruns this script when anything under the
-//! scanned top-level entries changes.
+//! scanned top-level entries changes. A build from a published package has no source
+//! tree (`build_tree::source_root`); it records `build_tree::NO_SOURCE_TREE`, which no
+//! test run's record matches.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+
+#[path = "build_tree.rs"]
+mod build_tree;
 
 /// Directory names never part of the source tree (build output, caches, run output).
 const SKIPPED_DIRS: [&str; 8] = [
@@ -45,16 +50,22 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let root = manifest.parent().unwrap_or(&manifest).to_path_buf();
+    println!("cargo:rerun-if-changed=build_tree.rs");
+    let Some(root) = build_tree::source_root(&manifest) else {
+        println!(
+            "cargo:rustc-env=LOOM_SOURCE_TREE_DIGEST={}",
+            build_tree::NO_SOURCE_TREE
+        );
+        println!("cargo:rustc-env=LOOM_SOURCE_TREE_FILES=0");
+        return;
+    };
     let mut files = Vec::new();
-    if root.join("Cargo.toml").is_file() {
-        walk(&root, &mut files);
-        if let Ok(entries) = std::fs::read_dir(&root) {
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if !skipped(&name) {
-                    println!("cargo:rerun-if-changed={}", entry.path().display());
-                }
+    walk(&root, &mut files);
+    if let Ok(entries) = std::fs::read_dir(&root) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !skipped(&name) {
+                println!("cargo:rerun-if-changed={}", entry.path().display());
             }
         }
     }

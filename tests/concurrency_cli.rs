@@ -5,8 +5,11 @@
 //! Planted bugs that only show when clients race (buggy-stores/python/buggy_adapter.py:
 //! `racy-append` checks the next sequence in one transaction and writes in another,
 //! `claim-without-cas` leases the package it saw queued without checking it still is,
-//! `racy-state-put` compares the version, then writes it in a second transaction)
-//! each fail the case citing their rule; the same adapter without the bug passes; an
+//! `racy-state-put` compares the version, then writes it in a second transaction,
+//! `racy-renew` writes a renewed lease back over an expiry, `racy-timer-cancel` and
+//! `racy-timer-schedule` look a timer up before they change it, `racy-upsert` looks a
+//! document up before it inserts it) each fail the case citing their rule, and only that
+//! concurrent case; the same adapter without the bug passes; an
 //! adapter whose processes do not share a backend (the example without `--db`) and a
 //! run with one client skip the concurrent cases, visibly, never pass them.
 
@@ -49,6 +52,12 @@ fn status_of<'a>(results: &'a [serde_json::Value], case: &str) -> &'a serde_json
 
 /// `bug` fails `case` (which cites `rule`) with a message containing `says`.
 fn caught(python: &str, bug: &str, case: &str, rule: &str, says: &str) {
+    caught_also(python, bug, case, rule, says, &[]);
+}
+
+/// As [`caught`], where the bug may also fail the concurrent cases `also` (a racy append
+/// breaks every case that appends concurrently).
+fn caught_also(python: &str, bug: &str, case: &str, rule: &str, says: &str, also: &[&str]) {
     let dir = scratch(bug);
     let db = dir.join("shared.db");
     let out = dir.join("report");
@@ -62,15 +71,71 @@ fn caught(python: &str, bug: &str, case: &str, rule: &str, says: &str) {
     );
     let message = r["message"].as_str().unwrap_or("");
     assert!(message.contains(says), "{message}");
+    only_cases(&results, case, also, bug);
+}
+
+/// Every concurrent case but `case` (and `also`) passes under `bug`: the case class is
+/// what catches it, not a neighbour.
+fn only_cases(results: &[serde_json::Value], case: &str, also: &[&str], bug: &str) {
+    for r in results {
+        let id = r["case_id"].as_str().unwrap_or("");
+        if id != case && !also.contains(&id) {
+            assert_eq!(r["status"], "pass", "{bug} also broke another case: {r:#}");
+        }
+    }
+}
+
+fn place_02_renew_racing_expiry_catches_a_renew_that_writes_the_lease_back(python: &str) {
+    caught(
+        python,
+        "racy-renew",
+        "place_02_renew_races_lease_expiry",
+        "PLACE-02",
+        "are not linearizable",
+    );
+}
+
+fn replay_10_racing_sweepers_catch_a_cancel_that_looks_before_it_deletes(python: &str) {
+    caught(
+        python,
+        "racy-timer-cancel",
+        "replay_10_racing_timer_schedule_and_cancel",
+        "REPLAY-10",
+        "answered that it existed; exactly one was expected",
+    );
+}
+
+fn replay_10_racing_schedules_catch_a_schedule_that_replaces(python: &str) {
+    caught(
+        python,
+        "racy-timer-schedule",
+        "replay_10_racing_timer_schedule_and_cancel",
+        "REPLAY-10",
+        "are not linearizable",
+    );
+}
+
+fn spi_20_racing_upserts_catch_an_upsert_that_looks_before_it_inserts(python: &str) {
+    caught(
+        python,
+        "racy-upsert",
+        "spi_20_racing_upserts_keep_one_document_per_id",
+        "SPI-20",
+        "are not linearizable",
+    );
 }
 
 fn spi_23_racing_appends_catch_a_read_check_write_append(python: &str) {
-    caught(
+    caught_also(
         python,
         "racy-append",
         "spi_23_racing_appends_exactly_one_wins_each_sequence",
         "SPI-23",
         "an acknowledged write was overwritten",
+        &[
+            "place_05_zombie_append_races_the_new_holder",
+            "spi_09_delete_through_races_appends",
+        ],
     );
 }
 
@@ -178,6 +243,26 @@ fn main() -> std::process::ExitCode {
             Tool::Python3,
             "spi_20_racing_compare_and_set_catches_a_put_that_checks_then_writes",
             spi_20_racing_compare_and_set_catches_a_put_that_checks_then_writes,
+        ),
+        needs(
+            Tool::Python3,
+            "place_02_renew_racing_expiry_catches_a_renew_that_writes_the_lease_back",
+            place_02_renew_racing_expiry_catches_a_renew_that_writes_the_lease_back,
+        ),
+        needs(
+            Tool::Python3,
+            "replay_10_racing_sweepers_catch_a_cancel_that_looks_before_it_deletes",
+            replay_10_racing_sweepers_catch_a_cancel_that_looks_before_it_deletes,
+        ),
+        needs(
+            Tool::Python3,
+            "replay_10_racing_schedules_catch_a_schedule_that_replaces",
+            replay_10_racing_schedules_catch_a_schedule_that_replaces,
+        ),
+        needs(
+            Tool::Python3,
+            "spi_20_racing_upserts_catch_an_upsert_that_looks_before_it_inserts",
+            spi_20_racing_upserts_catch_an_upsert_that_looks_before_it_inserts,
         ),
         needs(
             Tool::Python3,

@@ -472,6 +472,86 @@ def _():
     S.state_put = state_put
 
 
+@bug("racy-renew")
+def _():
+    """renew reads the lease and checks its deadline in one transaction, then writes the
+    row back (lease and new deadline) in another: an expiry that re-queued the package in
+    between is undone, so the renewal and the expiry both succeed and the package is
+    leased while it sits in the queue (PLACE-02)."""
+    def renew(self, p):
+        lease, now_ms = p["lease"], p["nowMs"]
+        deadline = self.live_lease(lease)
+        if deadline is None:
+            raise a.StoreError("lease-lost", f"lease {lease['leaseId']} is no longer live")
+        if deadline <= now_ms:
+            self.requeue(lease["dispatchId"])
+            lost = a.StoreError("lease-lost", f"lease {lease['leaseId']} expired")
+            lost.commit = True
+            raise lost
+        new_deadline = min(now_ms + a.LEASE_DURATION_MS, 2**63 - 1)
+        _between_transactions(self)
+        self.db.execute("UPDATE dispatch SET queue_position = NULL, lease_id = ?, target = ?, worker_id = ?, "
+                        "deadline_ms = ? WHERE dispatch_id = ?",
+                        (lease["leaseId"], lease["target"], lease["workerId"], new_deadline, lease["dispatchId"]))
+        return dict(lease, deadlineMs=new_deadline)
+    S.renew = renew
+
+
+@bug("racy-timer-cancel")
+def _():
+    """timerStore.cancel looks the timer up in one transaction and deletes it in another,
+    answering what the lookup saw: two racing sweepers are both told the timer existed,
+    so both fire it (REPLAY-10)."""
+    def timer_cancel(self, p):
+        found = self.db.execute("SELECT 1 FROM timers WHERE execution_id = ? AND key = ?",
+                                (p["executionId"], p["key"])).fetchone() is not None
+        _between_transactions(self)
+        self.db.execute("DELETE FROM timers WHERE execution_id = ? AND key = ?", (p["executionId"], p["key"]))
+        return found
+    S.timer_cancel = timer_cancel
+
+
+@bug("racy-timer-schedule")
+def _():
+    """timerStore.schedule looks for the timer in one transaction and writes it with
+    INSERT OR REPLACE in another: a racing schedule moves the deadline that an earlier one
+    stored, and each is told its own deadline stands (REPLAY-10)."""
+    def timer_schedule(self, p):
+        t = p["timer"]
+        a.check_id("execution id", t.get("executionId"))
+        a.check_id("timer key", t.get("key"))
+        row = self.db.execute("SELECT wake_at_ms FROM timers WHERE execution_id = ? AND key = ?",
+                              (t["executionId"], t["key"])).fetchone()
+        if row is not None:
+            return {"executionId": t["executionId"], "wakeAtMs": row[0], "key": t["key"]}
+        _between_transactions(self)
+        self.db.execute("INSERT OR REPLACE INTO timers VALUES (?, ?, ?)",
+                        (t["executionId"], t["key"], t["wakeAtMs"]))
+        return {"executionId": t["executionId"], "wakeAtMs": t["wakeAtMs"], "key": t["key"]}
+    S.timer_schedule = timer_schedule
+
+
+@bug("racy-upsert")
+def _():
+    """readModelStore.upsert looks the document up in one transaction, then inserts or
+    updates in another: two racing inserts of a new id collide and the later is answered
+    with a backend error instead of replacing (SPI-20: an upsert inserts or replaces)."""
+    def rm_upsert(self, p):
+        a.check_id("collection", p["collection"])
+        a.check_id("document id", p["id"])
+        text = a.check_document(p["doc"])
+        exists = self.db.execute("SELECT 1 FROM read_models WHERE collection = ? AND id = ?",
+                                 (p["collection"], p["id"])).fetchone() is not None
+        _between_transactions(self)
+        if exists:
+            self.db.execute("UPDATE read_models SET doc = ? WHERE collection = ? AND id = ?",
+                            (text, p["collection"], p["id"]))
+        else:
+            self.db.execute("INSERT INTO read_models VALUES (?, ?, ?)", (p["collection"], p["id"], text))
+        return None
+    S.rm_upsert = rm_upsert
+
+
 # -- durability: correct while the process lives, wrong after a kill -------------------
 # Each needs a --db file; the durability kit kills the adapter and starts it again.
 

@@ -91,6 +91,9 @@ pub struct CheckConfig {
     /// Stop after this many failing results (`--fail-fast` is 1, `--max-fail N`): the
     /// cases and parts not run are reported as such, and the run is partial.
     pub max_fail: Option<u64>,
+    /// Clients the kits start on the store's backend for the concurrent cases
+    /// (`--clients`; a `cmd:` store runs that many adapter processes).
+    pub clients: usize,
 }
 
 impl CheckConfig {
@@ -113,6 +116,7 @@ impl CheckConfig {
             limits: AdapterLimits::default(),
             show_progress: false,
             max_fail: None,
+            clients: loom_conformance::kits::concurrency::CLIENTS_DEFAULT,
         }
     }
 
@@ -320,6 +324,7 @@ pub fn run(
                 options.limits = config.limits;
                 options.show_progress = config.show_progress;
                 options.budget = budget.clone();
+                options.clients = config.clients;
                 let (r, hello) = crate::kits::run(&options)?;
                 store_hello = hello;
                 r

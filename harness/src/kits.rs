@@ -219,14 +219,22 @@ impl Run {
 
 /// The memory stores' fleet: every client is a clone of one store (one backend, many
 /// threads).
-type MemoryFleet = Handles<MemoryEventStore, MemoryDispatcher, MemoryDurableStateStore>;
+type MemoryFleet = Handles<
+    MemoryEventStore,
+    MemoryDispatcher,
+    MemoryDurableStateStore,
+    MemoryTimerStore,
+    MemoryReadModelStore,
+>;
 
-/// `n` handles on each of three shared stores.
-fn fleet_of<E: Clone, D: Clone, S: Clone>(n: usize, e: E, d: D, s: S) -> Handles<E, D, S> {
+/// `n` handles on each of the shared memory stores.
+fn memory_fleet(n: usize) -> MemoryFleet {
     Handles {
-        events: Some(vec![e; n]),
-        dispatchers: Some(vec![d; n]),
-        durable_state: Some(vec![s; n]),
+        events: Some(vec![MemoryEventStore::new(); n]),
+        dispatchers: Some(vec![MemoryDispatcher::new(); n]),
+        durable_state: Some(vec![MemoryDurableStateStore::new(); n]),
+        timers: Some(vec![MemoryTimerStore::new(); n]),
+        read_models: Some(vec![MemoryReadModelStore::new(); n]),
     }
 }
 
@@ -330,6 +338,8 @@ async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio
         events: serves(stdio::SPI_EVENT_STORE),
         dispatchers: serves(stdio::SPI_DISPATCHER),
         durable_state: serves(stdio::SPI_DURABLE_STATE_STORE),
+        timers: serves(stdio::SPI_TIMER_STORE),
+        read_models: serves(stdio::SPI_READ_MODEL_STORE),
     };
     let hooks = stdio::FleetHooks(&fleet);
     run.kit::<_, ConcurrencyKit, _, _>(|_, _| ok(handles.clone()), &hooks)
@@ -430,18 +440,8 @@ async fn run_backend(
             .await;
         if !run.concurrency_skipped() {
             let n = run.clients;
-            run.kit::<_, ConcurrencyKit, _, _>(
-                |_, _| {
-                    ok(fleet_of(
-                        n,
-                        MemoryEventStore::new(),
-                        MemoryDispatcher::new(),
-                        MemoryDurableStateStore::new(),
-                    ))
-                },
-                &NoHooks,
-            )
-            .await;
+            run.kit::<_, ConcurrencyKit, _, _>(|_, _| ok(memory_fleet(n)), &NoHooks)
+                .await;
         }
         run.durability_in_process();
         return Ok(None);
@@ -537,6 +537,8 @@ async fn run_backend(
                         events: Some(c.iter().map(SqliteStore::events).collect()),
                         dispatchers: Some(c.iter().map(SqliteStore::dispatcher).collect()),
                         durable_state: Some(c.iter().map(SqliteStore::durable_state).collect()),
+                        timers: Some(c.iter().map(SqliteStore::timers).collect()),
+                        read_models: Some(c.iter().map(SqliteStore::read_models).collect()),
                     }))
                 },
                 &NoHooks,
@@ -624,6 +626,8 @@ async fn run_backend(
                             events: Some(conns.iter().map(PgStore::events).collect()),
                             dispatchers: Some(conns.iter().map(PgStore::dispatcher).collect()),
                             durable_state: Some(conns.iter().map(PgStore::durable_state).collect()),
+                            timers: Some(conns.iter().map(PgStore::timers).collect()),
+                            read_models: Some(conns.iter().map(PgStore::read_models).collect()),
                         })
                     }
                 },

@@ -135,6 +135,17 @@ pub fn run(junit: &Path) -> Result<Vec<CaseResult>, String> {
             "was changed after its test run was recorded".to_string(),
         ));
     }
+    if !crate::SOURCE_TREE_DIGEST.starts_with("sha256:") {
+        return Ok(stale(
+            junit,
+            format!(
+                "cannot be matched to this binary: it was built from a published package, \
+                 not a source tree ({}), so no test run is known to have tested it; run \
+                 `./scripts/test` and then `loom check` from a checkout to credit the tests",
+                crate::SOURCE_TREE_DIGEST
+            ),
+        ));
+    }
     if record.source_tree_digest != crate::SOURCE_TREE_DIGEST {
         return Ok(stale(
             junit,

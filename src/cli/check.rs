@@ -65,6 +65,10 @@ pub struct CheckArgs {
     /// The exploration campaign's time limit, in seconds (it stops at whichever comes first).
     #[arg(long, default_value_t = loom_harness::check::EXPLORE_SECONDS_DEFAULT)]
     pub explore_seconds: u64,
+    /// Clients started on the store's backend for the concurrent cases (1 to 16; 1 runs none):
+    /// a `cmd:` store gets that many adapter processes, SQLite and PostgreSQL that many connections.
+    #[arg(long, default_value_t = loom_conformance::kits::concurrency::CLIENTS_DEFAULT, value_name = "N")]
+    pub clients: usize,
     /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails the run.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
@@ -144,6 +148,7 @@ pub fn run(args: CheckArgs) -> u8 {
         limits: args.adapter.limits(),
         show_progress: !args.quiet,
         max_fail: args.stop.max_fail(),
+        clients: args.clients,
     };
     if let Err(e) = config.selected_parts() {
         eprintln!("error: {e}");

@@ -22,7 +22,8 @@ use std::sync::{Arc, Barrier};
 
 use serde_json::json;
 
-use loom_kernel::spi::{DurableStateStore, EventStore};
+use loom_kernel::spi::plugin::ReadModelStore;
+use loom_kernel::spi::{DurableStateStore, EventStore, Timer, TimerStore};
 use loom_kernel::spi::{
     ExecutionDispatcher, ExecutionPackage, FenceToken, StoreError, StoreErrorKind,
 };
@@ -51,6 +52,16 @@ pub const PACKAGES_PER_CLIENT: u64 = 4;
 /// Compare-and-set rounds per client in the durable-state case.
 pub const CAS_ROUNDS: u64 = 8;
 
+/// Timers raced over (one schedule and one cancel per client each) in the timer case.
+pub const TIMER_ROUNDS: u64 = 6;
+
+/// Upserts of the shared document (and of one own document) per client in the
+/// read-model case.
+pub const UPSERT_ROUNDS: u64 = 8;
+
+/// Documents the read-model case reads back before it calls the listing endless.
+pub const QUERY_DOCS_MAX: usize = 10_000;
+
 /// One handle per client on one backend. Each method gives the handles for one SPI, or
 /// `None` when the backend does not serve it (its cases are then `skip-not-claimed`).
 /// Every handle must reach the same backend: what one client writes, the others read.
@@ -61,12 +72,20 @@ pub trait Fleet: Send + Sync {
     type Dispatch: ExecutionDispatcher + Clone + Send + Sync + 'static;
     /// The durable-state handle type.
     type State: DurableStateStore + Clone + Send + Sync + 'static;
+    /// The timer-store handle type.
+    type Timers: TimerStore + Clone + Send + Sync + 'static;
+    /// The read-model handle type.
+    type Models: ReadModelStore + Clone + Send + Sync + 'static;
     /// One event store per client.
     fn events(&self) -> Option<Vec<Self::Events>>;
     /// One dispatcher per client.
     fn dispatchers(&self) -> Option<Vec<Self::Dispatch>>;
     /// One durable-state store per client.
     fn durable_state(&self) -> Option<Vec<Self::State>>;
+    /// One timer store per client.
+    fn timers(&self) -> Option<Vec<Self::Timers>>;
+    /// One read-model store per client.
+    fn read_models(&self) -> Option<Vec<Self::Models>>;
 }
 
 crate::__kit_cases! {
@@ -79,6 +98,9 @@ crate::__kit_cases! {
         spi_09_delete_through_races_appends => ["SPI-09"], "2.6.0", ["deleteThrough"];
         place_02_racing_claims_never_share_a_lease => ["PLACE-02"], "1.0.0", [];
         spi_20_racing_compare_and_set_one_winner_per_version => ["SPI-20"], "1.0.0", [];
+        place_02_renew_races_lease_expiry => ["PLACE-02", "PLACE-04"], "1.0.0", [];
+        replay_10_racing_timer_schedule_and_cancel => ["REPLAY-10", "GAP-25"], "1.0.0", [];
+        spi_20_racing_upserts_keep_one_document_per_id => ["SPI-20"], "1.0.0", [];
     ]
 }
 
@@ -1057,26 +1079,636 @@ pub async fn spi_20_racing_compare_and_set_one_winner_per_version<F: Fleet>(
     Ok(Outcome::Pass)
 }
 
+// -- renew against expiry --------------------------------------------------------------
+
+/// One dispatcher operation of the renew-against-expiry case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseOp {
+    /// A lease claimed on `dispatch` before the race (the history's starting point).
+    Claimed {
+        /// The dispatch leased.
+        dispatch: u64,
+    },
+    /// `renew` of the first lease on `dispatch` at `now_ms`: `Ok(deadline)` or
+    /// `Err(None)` for `lease-lost`, `Err(Some(json))` for any other error.
+    Renew {
+        /// The dispatch the lease is on.
+        dispatch: u64,
+        /// The answer.
+        answer: Option<Result<i64, Option<String>>>,
+    },
+    /// `expireLeases` at the original deadline, answering the dispatch ids re-queued.
+    Expire {
+        /// The answer.
+        answer: Option<Result<Vec<u64>, String>>,
+    },
+}
+
+impl Op for LeaseOp {
+    fn read_only(&self) -> bool {
+        match self {
+            LeaseOp::Claimed { .. } => false,
+            LeaseOp::Renew { answer, .. } => !matches!(answer, Some(Ok(_))),
+            LeaseOp::Expire { answer } => !matches!(answer, Some(Ok(ids)) if !ids.is_empty()),
+        }
+    }
+}
+
+/// Per dispatch (ascending ids): `true` while its first lease is live (renewed or not
+/// yet expired), `false` once expiry re-queued it. Renewals push the deadline past the
+/// expiry time, so a renewed lease never expires within the case.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct LeaseState {
+    live: Vec<(u64, bool, bool)>,
+}
+
+/// The sequential model of renew against expiry: a renew succeeds exactly when the lease
+/// is still live, with the deadline `renew_now + duration` (checked by the case); an
+/// expiry at the original deadline re-queues exactly the live leases not renewed.
+pub struct LeaseModel;
+
+impl Specification for LeaseModel {
+    type State = LeaseState;
+    type Operation = LeaseOp;
+
+    fn init() -> LeaseState {
+        LeaseState::default()
+    }
+
+    fn apply(op: &LeaseOp, st: &LeaseState) -> (bool, LeaseState) {
+        let same = st.clone();
+        match op {
+            LeaseOp::Claimed { dispatch } => {
+                if st.live.iter().any(|(d, _, _)| d == dispatch) {
+                    return (false, same);
+                }
+                let mut next = same;
+                next.live.push((*dispatch, true, false));
+                next.live.sort_unstable();
+                (true, next)
+            }
+            LeaseOp::Renew {
+                dispatch,
+                answer: Some(a),
+            } => {
+                let Some(i) = st.live.iter().position(|(d, _, _)| d == dispatch) else {
+                    return (false, same);
+                };
+                let (_, live, _) = st.live[i];
+                match a {
+                    Ok(_) if live => {
+                        let mut next = same;
+                        next.live[i].2 = true;
+                        (true, next)
+                    }
+                    Err(None) => (!live, same),
+                    _ => (false, same),
+                }
+            }
+            LeaseOp::Expire {
+                answer: Some(Ok(ids)),
+            } => {
+                let due: Vec<u64> = st
+                    .live
+                    .iter()
+                    .filter(|(_, live, renewed)| *live && !renewed)
+                    .map(|(d, _, _)| *d)
+                    .collect();
+                if *ids != due {
+                    return (false, same);
+                }
+                let mut next = same;
+                for entry in next.live.iter_mut() {
+                    if due.contains(&entry.0) {
+                        entry.1 = false;
+                    }
+                }
+                (true, next)
+            }
+            _ => (false, same),
+        }
+    }
+}
+
+/// Every client holds one lease, claimed at the same time, and renews it one
+/// millisecond before its deadline while the other clients expire leases at that
+/// deadline, all at once. In every order a renew either wins (the lease stays, with its
+/// new deadline, and no expiry lists it) or loses (`lease-lost`, the package re-queued):
+/// never both, which would leave a renewed lease on a package another worker can claim
+/// (PLACE-02: one live lease per execution). Afterwards a new worker can claim exactly
+/// the re-queued packages.
+pub async fn place_02_renew_races_lease_expiry<F: Fleet>(fleet: &F, cx: &Ctx) -> Verdict {
+    let Some(dispatchers) = fleet.dispatchers() else {
+        return Ok(Outcome::SkipNotClaimed("dispatcher"));
+    };
+    let target = "renew-target";
+    let d0 = &dispatchers[0];
+    d0.register_target(target)
+        .await
+        .map_err(|e| Failure(format!("registerTarget answered {}", error_json(&e))))?;
+    let claimed_at_ms = 1_000;
+    let mut leases = Vec::new();
+    for i in 0..dispatchers.len() {
+        let p = ExecutionPackage {
+            execution_id: cx.id(&format!("renew-{i}")),
+            flow_id: "renew-flow".into(),
+            resume_hint: None,
+            compute_target: None,
+        };
+        d0.dispatch(p)
+            .await
+            .map_err(|e| Failure(format!("dispatch {i} answered {}", error_json(&e))))?;
+        let lease = d0
+            .claim(target, &format!("holder-{i}"), claimed_at_ms)
+            .await
+            .map_err(|e| Failure(format!("claim {i} answered {}", error_json(&e))))?
+            .ok_or_else(|| Failure(format!("claim {i} found nothing runnable after a dispatch")))?;
+        leases.push(lease);
+    }
+    let rec: Recorder<LeaseOp> = Recorder::new();
+    for l in &leases {
+        let op = LeaseOp::Claimed {
+            dispatch: l.dispatch_id.0,
+        };
+        rec.invoke(0, op.clone());
+        rec.answer(0, op);
+    }
+    let deadline_ms = leases[0].deadline_ms;
+    let duration_ms = deadline_ms - claimed_at_ms;
+    if duration_ms < 2 || leases.iter().any(|l| l.deadline_ms != deadline_ms) {
+        return Err(Failure(format!(
+            "leases claimed at {claimed_at_ms} got the deadlines {:?}: one lease duration (of at least 2 ms) was expected for all",
+            leases.iter().map(|l| l.deadline_ms).collect::<Vec<_>>()
+        )));
+    }
+    let mut ids: Vec<u64> = leases.iter().map(|l| l.dispatch_id.0).collect();
+    ids.sort_unstable();
+    let leases = Arc::new(leases);
+    let (r2, l2) = (rec.clone(), Arc::clone(&leases));
+    race(&dispatchers, move |client, d| {
+        let (rec, leases) = (r2.clone(), Arc::clone(&l2));
+        async move {
+            let lease = &leases[client];
+            let dispatch = lease.dispatch_id.0;
+            rec.invoke(client, LeaseOp::Renew { dispatch, answer: None });
+            let renew_at_ms = deadline_ms - 1;
+            let r = d.renew(lease, renew_at_ms).await;
+            let answer = match &r {
+                Ok(l) if l.deadline_ms == renew_at_ms + duration_ms => Ok(l.deadline_ms),
+                Ok(l) => {
+                    return Err(format!(
+                        "renew of dispatch {dispatch} at {renew_at_ms} answered the deadline {}, expected {}",
+                        l.deadline_ms,
+                        renew_at_ms + duration_ms
+                    ))
+                }
+                Err(e) if e.kind == StoreErrorKind::LeaseLost => Err(None),
+                Err(e) => Err(Some(error_json(e))),
+            };
+            rec.answer(client, LeaseOp::Renew { dispatch, answer: Some(answer) });
+            rec.invoke(client, LeaseOp::Expire { answer: None });
+            let r = d.expire_leases(deadline_ms).await;
+            let answer = r
+                .map(|ids| {
+                    let mut ids: Vec<u64> = ids.into_iter().map(|d| d.0).collect();
+                    ids.sort_unstable();
+                    ids
+                })
+                .map_err(|e| error_json(&e));
+            rec.answer(client, LeaseOp::Expire { answer: Some(answer) });
+            Ok(())
+        }
+    })
+    .await?;
+    judge::<LeaseModel>(&rec.entries(), "renew racing lease expiry")?;
+    // Which renewals won, by their answers: a new worker at the old deadline may claim
+    // exactly the others.
+    let renewed: Vec<u64> = rec
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.op {
+            LeaseOp::Renew {
+                dispatch,
+                answer: Some(Ok(_)),
+            } => Some(*dispatch),
+            _ => None,
+        })
+        .collect();
+    let mut taken = Vec::new();
+    while let Some(l) = d0
+        .claim(target, "latecomer", deadline_ms)
+        .await
+        .map_err(|e| Failure(format!("the latecomer's claim answered {}", error_json(&e))))?
+    {
+        if taken.len() > ids.len() {
+            return Err(Failure(format!(
+                "the latecomer claimed more packages ({}) than were ever dispatched ({})",
+                taken.len(),
+                ids.len()
+            )));
+        }
+        taken.push(l.dispatch_id.0);
+    }
+    taken.sort_unstable();
+    let expected: Vec<u64> = ids
+        .iter()
+        .copied()
+        .filter(|d| !renewed.contains(d))
+        .collect();
+    if taken != expected {
+        return Err(Failure(format!(
+            "after the race, renewed dispatches {renewed:?} still hold their leases, so a new worker may claim exactly {expected:?}; it claimed {taken:?} (PLACE-02: a claimed renewed package has two live leases; a missing one was lost)"
+        )));
+    }
+    Ok(Outcome::Pass)
+}
+
+// -- timers ----------------------------------------------------------------------------
+
+/// One timer operation on one `(executionId, key)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimerOp {
+    /// `schedule` with this wake time, answering the stored timer's wake time.
+    Schedule {
+        /// The wake time the client asked for.
+        wake_at_ms: i64,
+        /// The stored timer's wake time, or the error's JSON.
+        answer: Option<Result<i64, String>>,
+    },
+    /// `cancel`, answering whether the timer existed.
+    Cancel {
+        /// The answer.
+        answer: Option<Result<bool, String>>,
+    },
+}
+
+impl Op for TimerOp {
+    fn read_only(&self) -> bool {
+        match self {
+            TimerOp::Schedule { .. } => false,
+            TimerOp::Cancel { answer } => !matches!(answer, Some(Ok(true))),
+        }
+    }
+}
+
+/// The sequential model of one timer: absent, or scheduled at a wake time.
+pub struct TimerModel;
+
+impl Specification for TimerModel {
+    type State = Option<i64>;
+    type Operation = TimerOp;
+
+    fn init() -> Option<i64> {
+        None
+    }
+
+    fn apply(op: &TimerOp, st: &Option<i64>) -> (bool, Option<i64>) {
+        match op {
+            TimerOp::Schedule {
+                wake_at_ms,
+                answer: Some(Ok(stored)),
+            } => match st {
+                // Idempotent: the stored timer is the answer and nothing moves.
+                Some(w) => (stored == w, *st),
+                None => (stored == wake_at_ms, Some(*wake_at_ms)),
+            },
+            TimerOp::Cancel {
+                answer: Some(Ok(existed)),
+            } => (*existed == st.is_some(), None),
+            _ => (false, *st),
+        }
+    }
+}
+
+/// Every client schedules the same timer with its own wake time, all at once; then every
+/// client reads what is due and cancels it, as a sweeper fires a timer, all at once. The
+/// first schedule's wake
+/// time stands (a replayed schedule cannot move a deadline), every schedule answers the
+/// stored timer, and exactly one cancel answers that the timer existed, so a sweeper
+/// that fires on that answer fires it once (REPLAY-10; the TimerStore is
+/// reference-defined, GAP-25).
+pub async fn replay_10_racing_timer_schedule_and_cancel<F: Fleet>(fleet: &F, cx: &Ctx) -> Verdict {
+    let Some(timers) = fleet.timers() else {
+        return Ok(Outcome::SkipNotClaimed("timerStore"));
+    };
+    for round in 0..TIMER_ROUNDS {
+        let exec = cx.id(&format!("timer-{round}"));
+        let key = "wake";
+        let rec: Recorder<TimerOp> = Recorder::new();
+        let (e2, r2) = (exec.clone(), rec.clone());
+        race(&timers, move |client, t| {
+            let (exec, rec) = (e2.clone(), r2.clone());
+            async move {
+                let wake_at_ms = 10_000 + client as i64;
+                rec.invoke(
+                    client,
+                    TimerOp::Schedule {
+                        wake_at_ms,
+                        answer: None,
+                    },
+                );
+                let r = t
+                    .schedule(Timer {
+                        execution_id: exec.clone(),
+                        wake_at_ms,
+                        key: key.into(),
+                    })
+                    .await;
+                let answer = match &r {
+                    Ok(stored) if stored.execution_id == exec && stored.key == key => {
+                        Ok(stored.wake_at_ms)
+                    }
+                    Ok(stored) => {
+                        return Err(format!(
+                            "schedule of ({exec}, {key}) answered a timer of ({}, {})",
+                            stored.execution_id, stored.key
+                        ))
+                    }
+                    Err(e) => Err(error_json(e)),
+                };
+                rec.answer(
+                    client,
+                    TimerOp::Schedule {
+                        wake_at_ms,
+                        answer: Some(answer),
+                    },
+                );
+                Ok(())
+            }
+        })
+        .await?;
+        // Every schedule has answered: now every client fires what is due, at once.
+        let (e2, r2) = (exec.clone(), rec.clone());
+        race(&timers, move |client, t| {
+            let (exec, rec) = (e2.clone(), r2.clone());
+            async move {
+                let due = t
+                    .due(20_000, loom_kernel::spi::TIMER_DUE_LIMIT_MAX)
+                    .await
+                    .map_err(|e| format!("due answered {}", error_json(&e)))?;
+                if !due.iter().any(|d| d.execution_id == exec) {
+                    // Another client cancelled it already: nothing to fire.
+                    return Ok(());
+                }
+                rec.invoke(client, TimerOp::Cancel { answer: None });
+                let r = t.cancel(&exec, key).await.map_err(|e| error_json(&e));
+                rec.answer(client, TimerOp::Cancel { answer: Some(r) });
+                Ok(())
+            }
+        })
+        .await?;
+        let entries = rec.entries();
+        let fired = entries
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.op,
+                    TimerOp::Cancel {
+                        answer: Some(Ok(true))
+                    }
+                )
+            })
+            .count();
+        if fired != 1 {
+            return Err(Failure(format!(
+                "round {round}: {fired} cancels of the timer ({exec}, {key}) answered that it existed; exactly one was expected, so a sweeper firing on that answer fires it {fired} times. History:\n{}",
+                render(&entries)
+            )));
+        }
+        judge::<TimerModel>(&entries, &format!("schedule and cancel of ({exec}, {key})"))?;
+    }
+    Ok(Outcome::Pass)
+}
+
+// -- read models -----------------------------------------------------------------------
+
+/// One read-model operation on one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocOp {
+    /// `upsert` of `{"client", "round"}`.
+    Upsert {
+        /// The document written (client, round).
+        doc: (usize, u64),
+        /// The answer (`Ok` or the error's JSON).
+        answer: Option<Result<(), String>>,
+    },
+    /// `get`, answering the document read (`None`: absent).
+    Get {
+        /// The answer.
+        answer: Option<Result<Option<(usize, u64)>, String>>,
+    },
+}
+
+impl Op for DocOp {
+    fn read_only(&self) -> bool {
+        !matches!(
+            self,
+            DocOp::Upsert {
+                answer: Some(Ok(())),
+                ..
+            }
+        )
+    }
+}
+
+/// The sequential model of one document: a register, last write wins.
+pub struct DocModel;
+
+impl Specification for DocModel {
+    type State = Option<(usize, u64)>;
+    type Operation = DocOp;
+
+    fn init() -> Option<(usize, u64)> {
+        None
+    }
+
+    fn apply(op: &DocOp, st: &Option<(usize, u64)>) -> (bool, Option<(usize, u64)>) {
+        match op {
+            DocOp::Upsert {
+                doc,
+                answer: Some(Ok(())),
+            } => (true, Some(*doc)),
+            DocOp::Get {
+                answer: Some(Ok(read)),
+            } => (read == st, *st),
+            _ => (false, *st),
+        }
+    }
+}
+
+fn doc_of(v: &serde_json::Value) -> Option<(usize, u64)> {
+    Some((
+        usize::try_from(v.get("client")?.as_u64()?).ok()?,
+        v.get("round")?.as_u64()?,
+    ))
+}
+
+/// Every client upserts the same document and reads it back, round after round, and
+/// also inserts documents of its own, all at once. Each document is a register (last
+/// write wins, every read sees a write that a linearization puts last), and a query of
+/// the collection afterwards lists every document id exactly once, with the value a get
+/// reads (SPI-20: an upsert inserts or replaces, never adds a second row).
+pub async fn spi_20_racing_upserts_keep_one_document_per_id<F: Fleet>(
+    fleet: &F,
+    cx: &Ctx,
+) -> Verdict {
+    let Some(models) = fleet.read_models() else {
+        return Ok(Outcome::SkipNotClaimed("readModelStore"));
+    };
+    let collection = cx.id("orders");
+    let shared = "shared";
+    let rec: Recorder<DocOp> = Recorder::new();
+    let (c2, r2) = (collection.clone(), rec.clone());
+    race(&models, move |client, m| {
+        let (collection, rec) = (c2.clone(), r2.clone());
+        async move {
+            for round in 0..UPSERT_ROUNDS {
+                let doc = (client, round);
+                rec.invoke(client, DocOp::Upsert { doc, answer: None });
+                let r = m
+                    .upsert(
+                        &collection,
+                        shared,
+                        json!({ "client": client, "round": round }),
+                    )
+                    .await
+                    .map_err(|e| error_json(&e));
+                rec.answer(
+                    client,
+                    DocOp::Upsert {
+                        doc,
+                        answer: Some(r),
+                    },
+                );
+                // A document of this client's own, racing the others' inserts.
+                m.upsert(
+                    &collection,
+                    &format!("own-{client}-{round}"),
+                    json!({ "client": client, "round": round }),
+                )
+                .await
+                .map_err(|e| {
+                    format!("upsert of own-{client}-{round} answered {}", error_json(&e))
+                })?;
+                rec.invoke(client, DocOp::Get { answer: None });
+                let r = m.get(&collection, shared).await;
+                let answer = match r {
+                    Ok(None) => Ok(None),
+                    Ok(Some(v)) => match doc_of(&v) {
+                        Some(d) => Ok(Some(d)),
+                        None => {
+                            return Err(format!("get of {shared} read {v}, which no client wrote"))
+                        }
+                    },
+                    Err(e) => Err(error_json(&e)),
+                };
+                rec.answer(
+                    client,
+                    DocOp::Get {
+                        answer: Some(answer),
+                    },
+                );
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    judge::<DocModel>(
+        &rec.entries(),
+        &format!("upserts and gets of {shared} in {collection}"),
+    )?;
+    // Every id once, in byte order, each read back as a get reads it.
+    let mut listed: Vec<(String, serde_json::Value)> = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = models[0]
+            .query(
+                &collection,
+                loom_kernel::spi::plugin::QueryOptions {
+                    limit: 1000,
+                    cursor: cursor.take(),
+                },
+            )
+            .await
+            .map_err(|e| Failure(format!("query of {collection} answered {}", error_json(&e))))?;
+        listed.extend(page.docs.into_iter().map(|d| (d.id, d.doc)));
+        match page.next_cursor {
+            Some(c) if listed.len() <= QUERY_DOCS_MAX => cursor = Some(c),
+            Some(_) => return Err(Failure(format!(
+                "query of {collection} went on past {QUERY_DOCS_MAX} documents; {} were written",
+                1 + models.len() as u64 * UPSERT_ROUNDS
+            ))),
+            None => break,
+        }
+    }
+    let mut expected: Vec<String> = vec![shared.to_string()];
+    for client in 0..models.len() {
+        for round in 0..UPSERT_ROUNDS {
+            expected.push(format!("own-{client}-{round}"));
+        }
+    }
+    expected.sort();
+    let ids: Vec<String> = listed.iter().map(|(id, _)| id.clone()).collect();
+    if ids != expected {
+        let twice: Vec<&String> = ids
+            .iter()
+            .enumerate()
+            .filter(|(i, id)| ids[..*i].contains(id))
+            .map(|(_, id)| id)
+            .collect();
+        return Err(Failure(format!(
+            "after racing upserts, a query of {collection} listed {} ids{}; expected each of the {} written ids once, in byte order (SPI-20: an upsert replaces, never adds a row)",
+            ids.len(),
+            if twice.is_empty() {
+                String::new()
+            } else {
+                format!(", some more than once: {twice:?}")
+            },
+            expected.len()
+        )));
+    }
+    for (id, doc) in &listed {
+        let got = models[0]
+            .get(&collection, id)
+            .await
+            .map_err(|e| Failure(format!("get of {id} answered {}", error_json(&e))))?;
+        if got.as_ref() != Some(doc) {
+            return Err(Failure(format!(
+                "the query listed {id} as {doc}, but a get reads {got:?}"
+            )));
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
 /// A [`Fleet`] of ready handles: one per client for each SPI the backend serves.
 #[derive(Clone)]
-pub struct Handles<E, D, S> {
+pub struct Handles<E, D, S, T, R> {
     /// Event stores, one per client (`None`: not served).
     pub events: Option<Vec<E>>,
     /// Dispatchers, one per client.
     pub dispatchers: Option<Vec<D>>,
     /// Durable-state stores, one per client.
     pub durable_state: Option<Vec<S>>,
+    /// Timer stores, one per client.
+    pub timers: Option<Vec<T>>,
+    /// Read-model stores, one per client.
+    pub read_models: Option<Vec<R>>,
 }
 
-impl<E, D, S> Fleet for Handles<E, D, S>
+impl<E, D, S, T, R> Fleet for Handles<E, D, S, T, R>
 where
     E: EventStore + Clone + Send + Sync + 'static,
     D: ExecutionDispatcher + Clone + Send + Sync + 'static,
     S: DurableStateStore + Clone + Send + Sync + 'static,
+    T: TimerStore + Clone + Send + Sync + 'static,
+    R: ReadModelStore + Clone + Send + Sync + 'static,
 {
     type Events = E;
     type Dispatch = D;
     type State = S;
+    type Timers = T;
+    type Models = R;
     fn events(&self) -> Option<Vec<E>> {
         self.events.clone()
     }
@@ -1085,5 +1717,11 @@ where
     }
     fn durable_state(&self) -> Option<Vec<S>> {
         self.durable_state.clone()
+    }
+    fn timers(&self) -> Option<Vec<T>> {
+        self.timers.clone()
+    }
+    fn read_models(&self) -> Option<Vec<R>> {
+        self.read_models.clone()
     }
 }
