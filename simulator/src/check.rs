@@ -242,9 +242,9 @@ pub fn final_checks_with(
             out.push(v(
                 rule,
                 format!(
-                    "the execution did not finish after the liveness phase: status {:?}, parked on {:?}",
-                    state.status,
-                    state.suspended_on().and_then(|p| p.get("on")).cloned()
+                    "the execution did not finish after the liveness phase: status {}, parked on {}",
+                    json!(state.status.as_str()),
+                    json!(state.suspended_on().and_then(|p| p.get("on")).cloned())
                 ),
                 log.last().map(|e| e.sequence),
             ));

@@ -124,6 +124,8 @@ pub struct SimConfig {
     pub store: StoreSpec,
     /// Where to write a failing seed's files; `None` prints the seed only.
     pub artifacts_dir: Option<PathBuf>,
+    /// The time limits of a `cmd:` store adapter (real time).
+    pub adapter: crate::store::AdapterLimits,
 }
 
 impl Default for SimConfig {
@@ -141,6 +143,7 @@ impl Default for SimConfig {
             park_delay_ms: 0,
             store: StoreSpec::Memory,
             artifacts_dir: None,
+            adapter: crate::store::AdapterLimits::default(),
         }
     }
 }

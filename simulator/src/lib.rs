@@ -26,15 +26,19 @@
 //! Architecture invariant: the simulator depends on the kernel and the stores, never
 //! the reverse, and simulated code never reads the system clock.
 //!
-//! The modules, from the bottom up (each uses only those above it):
-//! [`rng`] and `clock` (randomness and simulated time), `config` (settings and planted
-//! bugs), [`store`] (the store under test), `workload` (generated flows, effects,
+//! The modules, from the bottom up (each uses only those above it; no two use each
+//! other):
+//! [`rng`] and `clock` (randomness and simulated time), [`store`] (the store under
+//! test), `config` (settings and planted bugs), `workload` (generated flows, effects,
 //! answers, crash points), `world` (what the hosts share: stores, bookkeeping,
-//! violations), `wire` and `server` (the store host), `store_client` (a host's client
-//! of it), `hosts` (workers, client, sweeper), `check` (the final invariants),
-//! `schedule` (drawing, writing and reading a seed's setup), `stats` (coverage
-//! counters), `outcome` (what a seed produced, its files and digest), `run` (one run),
-//! `shrink` and `sweep` (many runs).
+//! violations), `wire` (the store protocol and the store host's names), then two
+//! siblings that share only `wire`: `server` (the store host) and `store_client` (a
+//! host's client of it), `hosts` (workers, client, sweeper, over `store_client`),
+//! `check` (the final invariants), `schedule` (drawing, writing and reading a seed's
+//! setup and fault schedule), `stats` (coverage counters and the evidence that credits
+//! a rule), `outcome` (what a seed produced, its files and digest), `run` (one run:
+//! the hosts on the network and the stepping loop), `shrink` (cutting a failing
+//! schedule) and `sweep` (many runs, on threads).
 #![deny(missing_docs)]
 
 mod check;
@@ -65,10 +69,10 @@ pub use schedule::{
     LOSSY_LINK_PER_MILLE, LOSS_PER_MILLE_MAX, PARTITION_MS_MAX, ROLLBACK_PER_MILLE, SPIKES_MAX,
     SPIKE_LATENCY_MS_MAX, SWARM_OFF_PER_MILLE, WORKERS_MAX, WORKERS_MIN,
 };
-pub use shrink::{shrink, SHRINK_RUNS_MAX};
-pub use stats::SimStats;
+pub use shrink::{shrink, shrink_with, SHRINK_RUNS_MAX};
+pub use stats::{evidence, SimStats};
 pub use store::StoreSpec;
-pub use sweep::{run_seeds, run_seeds_with, sim_results, sweep, JOBS_MAX};
+pub use sweep::{run_seeds, run_seeds_until, run_seeds_with, sim_results, sweep, JOBS_MAX};
 pub use workload::{
     CONTINUATIONS_PER_CHAIN_MAX, CRASH_POINTS, RETRY_FAILURES_MAX, SNAPSHOT_EVERY_EVENTS,
 };

@@ -19,10 +19,10 @@ use crate::rng::Rng;
 use crate::schedule::{
     draw, schedule_json, setup_from_json, worker_name, Fault, Setup, FAULT_KINDS,
 };
-use crate::server::{STORE_HOST, TARGET};
-use crate::stats::{log_counts, SimStats};
+use crate::stats::{evidence, log_counts, trace_counts, SimStats};
 use crate::store::{SimStore, StoreSpec};
 use crate::store_client;
+use crate::wire::{STORE_HOST, TARGET};
 use crate::world::{Book, Violation, World};
 
 /// Turmoil's tick, in simulated milliseconds.
@@ -53,7 +53,7 @@ pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
 fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     store_client::take_calls_timed_out();
     let schedule = schedule_json(seed, &setup);
-    let store = match SimStore::open(&config.store, seed) {
+    let store = match SimStore::open_with(&config.store, seed, config.adapter) {
         Ok(s) => s,
         Err(e) => return unrunnable(seed, schedule, &config.store, &e),
     };
@@ -137,7 +137,20 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     // execution that is neither parked nor ended (a crashed resume, a lost lease).
     sim.host("dispatcher", hosts::sweeper);
 
-    let mut pending = setup.schedule.clone();
+    // Each fault with its entry in the schedule file, which is how the trace names it
+    // (the protocol's JSON, the same words a schedule file uses).
+    let fault_entries = schedule["faults"].as_array().cloned().unwrap_or_default();
+    let mut pending: Vec<(u64, Fault, Value)> = setup
+        .schedule
+        .iter()
+        .cloned()
+        .zip(
+            fault_entries
+                .into_iter()
+                .chain(std::iter::repeat(Value::Null)),
+        )
+        .map(|((at, f), entry)| (at, f, entry))
+        .collect();
     pending.reverse();
     let hosts: Vec<String> = (0..setup.workers)
         .map(worker_name)
@@ -155,8 +168,8 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     }
     loop {
         let now = sim.elapsed().as_millis() as u64;
-        while pending.last().is_some_and(|(at, _)| *at <= now) {
-            if let Some((at, fault)) = pending.pop() {
+        while pending.last().is_some_and(|(at, _, _)| *at <= now) {
+            if let Some((at, fault, entry)) = pending.pop() {
                 match fault {
                     Fault::Bounce(w) => {
                         sim.bounce(worker_name(w));
@@ -200,7 +213,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                         world.restart_store();
                     }
                 }
-                world.trace(json!({ "t": now, "fault": format!("{fault:?}") }));
+                world.trace(json!({ "t": now, "fault": entry }));
             }
         }
         repairs.retain(|(at, from, to, oneway)| {
@@ -255,6 +268,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     outcome.stats.spikes = spikes;
     outcome.stats.calls_timed_out = store_client::take_calls_timed_out();
     outcome.stats.simulated_ms = simulated_ms;
+    outcome.results = credited(seed, std::mem::take(&mut outcome.results), &outcome.stats);
     outcome
 }
 
@@ -294,8 +308,8 @@ fn finish(
         .any(|(_, minor)| *minor < 24);
     let snaps = check::stored_snapshots(&world.book().snapshots_saved, &logs, pre_1_24);
     violations.extend(snaps.violations);
-    let results = check::results(seed, &violations);
     let trace = std::mem::take(&mut world.book().trace);
+    let counted = trace_counts(&trace);
     let stats = {
         let book = world.book();
         SimStats {
@@ -338,9 +352,14 @@ fn finish(
                 .filter(|(_, l)| l.iter().any(|e| e.event_type == "EXECUTION_COMPLETED"))
                 .count() as u64,
             resume_faults: book.resume_faults,
+            appends_acked: counted.appends_acked,
+            claims: counted.claims,
             ..log_counts(&logs)
         }
     };
+    // Credited by what the seed exercised once the harness's own counts are in
+    // (`run_setup`).
+    let results = check::results(seed, &violations);
     let ledger = world.book().ledger.iter().map(|e| e.to_value()).collect();
     // A fold disagreement becomes a vector: one per execution whose final log failed
     // the SNAP-01 check (a kernel's restore against its full fold).
@@ -383,10 +402,6 @@ fn finish(
         stats,
     };
     if !outcome.violations.is_empty() {
-        eprintln!(
-            "loom-sim: seed {seed} broke {} invariant(s); reproduce with run_seed({seed}, ..)",
-            outcome.violations.len()
-        );
         if let Some(dir) = &config.artifacts_dir {
             if let Err(e) = write_artifacts(dir, &outcome) {
                 eprintln!("loom-sim: could not write the artefacts of seed {seed}: {e}");
@@ -394,6 +409,35 @@ fn finish(
         }
     }
     outcome
+}
+
+/// The check's results, credited by what the seed exercised: a rule that held in a seed
+/// that never reached its situation is a skip naming the counter that stayed at zero
+/// (`stats::evidence`); a pass carries its evidence; a failure stays a failure.
+fn credited(seed: u64, results: Vec<CaseResult>, stats: &SimStats) -> Vec<CaseResult> {
+    results
+        .into_iter()
+        .map(|mut r| {
+            if r.status != loom_report::Status::Pass {
+                return r;
+            }
+            let rule = r.rules.first().cloned().unwrap_or_default();
+            match evidence(&rule, stats) {
+                Ok(e) if e.is_empty() => r,
+                Ok(e) => {
+                    r.message = Some(format!("seed {seed}: {e}"));
+                    r
+                }
+                Err(why) => CaseResult::skip_untestable(
+                    r.area,
+                    r.suite,
+                    r.case_id,
+                    [rule],
+                    format!("seed {seed} did not exercise it: {why}"),
+                ),
+            }
+        })
+        .collect()
 }
 
 /// The outcome of a seed whose store could not be opened: an `error` result per rule

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::config::SimConfig;
 use crate::hosts::WorkerFaults;
 use crate::rng::Rng;
-use crate::server::STORE_HOST;
+use crate::wire::STORE_HOST;
 use crate::workload::{self, Scenario};
 
 /// Fewest workers a seed draws.

@@ -22,13 +22,7 @@ use crate::wire::{backend, err_to_json, field, str_field, LINE_BYTES_MAX};
 use crate::workload::GATE_PREFIX;
 use crate::world::{Violation, World};
 
-/// The store server's TCP port.
-pub const STORE_PORT: u16 = 7000;
-/// The store server's host name.
-pub const STORE_HOST: &str = "store";
-
-/// The dispatcher target every worker claims for.
-pub const TARGET: &str = "sim";
+use crate::wire::{STORE_PORT, TARGET};
 /// Most due timers the coverage scan of a read looks at.
 const DUE_SCAN_MAX: usize = 64;
 /// How far ahead a planted early timer store looks: timers fire up to 5 s early.
@@ -364,7 +358,8 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
         world.violate(Violation {
             rule: "PLACE-05".into(),
             message: format!(
-                "an append presenting fence {presented:?} landed while fence {current} was current"
+                "an append presenting fence {} landed while fence {current} was current",
+                json!(presented)
             ),
             execution_id: Some(exec.clone()),
             event_index: Some(ack.first_sequence),

@@ -16,19 +16,32 @@ pub const SHRINK_RUNS_MAX: usize = 80;
 /// Returns the smallest schedule found (the original when nothing could go) and the
 /// number of runs it took.
 pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
+    shrink_with(failing, config, SHRINK_RUNS_MAX, &mut |_| {})
+}
+
+/// [`shrink`] in at most `runs_max` runs, calling `progress` with the number of runs
+/// taken after each (for a progress line).
+pub fn shrink_with(
+    failing: &SimOutcome,
+    config: &SimConfig,
+    runs_max: usize,
+    progress: &mut dyn FnMut(usize),
+) -> (Value, usize) {
     let rules: std::collections::BTreeSet<&str> =
         failing.violations.iter().map(|v| v.rule.as_str()).collect();
     let mut best = failing.schedule.clone();
     let mut runs = 0;
-    let still_fails = |candidate: &Value, runs: &mut usize| -> bool {
+    let mut still_fails = |candidate: &Value, runs: &mut usize| -> bool {
         *runs += 1;
-        replay(candidate, config)
+        let fails = replay(candidate, config)
             .map(|o| o.violations.iter().any(|v| rules.contains(v.rule.as_str())))
-            .unwrap_or(false)
+            .unwrap_or(false);
+        progress(*runs);
+        fails
     };
     // Faults first: each one kept only if the failure needs it.
     let mut i = 0;
-    while runs < SHRINK_RUNS_MAX {
+    while runs < runs_max {
         let Some(faults) = best["faults"].as_array().cloned() else {
             break;
         };
@@ -52,7 +65,7 @@ pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
             .map(|m| m.keys().cloned().collect())
             .unwrap_or_default();
         for host in hosts {
-            if runs >= SHRINK_RUNS_MAX {
+            if runs >= runs_max {
                 break;
             }
             let mut candidate = best.clone();
@@ -66,7 +79,7 @@ pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
     }
     // Then executions, from the last.
     let mut i = best["flows"].as_array().map_or(0, Vec::len);
-    while i > 0 && runs < SHRINK_RUNS_MAX {
+    while i > 0 && runs < runs_max {
         i -= 1;
         let flows = best["flows"].as_array().cloned().unwrap_or_default();
         if flows.len() <= 1 {
@@ -81,7 +94,7 @@ pub fn shrink(failing: &SimOutcome, config: &SimConfig) -> (Value, usize) {
         }
     }
     // Then workers, from the last (faults on a removed worker go with it).
-    while runs < SHRINK_RUNS_MAX {
+    while runs < runs_max {
         let workers = best["workers"].as_u64().unwrap_or(1);
         if workers <= 1 {
             break;

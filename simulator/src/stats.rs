@@ -33,6 +33,12 @@ pub struct SimStats {
     pub answers: u64,
     /// Simulated time the run covered, milliseconds.
     pub simulated_ms: u64,
+    /// Appends the store acknowledged (in the trace).
+    pub appends_acked: u64,
+    /// Claims the dispatcher answered with a package (in the trace).
+    pub claims: u64,
+    /// Stamped flow emits in the final logs.
+    pub flow_emits: u64,
     /// Expired, uncompleted leases handed to another worker (two recoverers racing).
     pub lease_takeovers: u64,
     /// Due timers a worker was served before their park had landed (the window in
@@ -102,6 +108,9 @@ impl SimStats {
         self.answers += other.answers;
         self.due_before_park += other.due_before_park;
         self.simulated_ms += other.simulated_ms;
+        self.appends_acked += other.appends_acked;
+        self.claims += other.claims;
+        self.flow_emits += other.flow_emits;
         self.lease_takeovers += other.lease_takeovers;
         self.skewed_hosts += other.skewed_hosts;
         self.skew_early_fires += other.skew_early_fires;
@@ -170,7 +179,8 @@ impl SimStats {
         format!(
             "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={} \
              early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} messages={} early-messages={} duplicate-messages={} \
-             retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={} continued={} successor-starts={}",
+             retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={} continued={} successor-starts={} \
+             appends-acked={} claims={} flow-emits={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -202,7 +212,10 @@ impl SimStats {
             self.typed_failures,
             self.verdicts,
             self.continued,
-            self.successor_starts
+            self.successor_starts,
+            self.appends_acked,
+            self.claims,
+            self.flow_emits
         )
     }
 }
@@ -212,6 +225,7 @@ impl SimStats {
 pub(crate) fn log_counts(logs: &[(String, Vec<loom_kernel::EventEnvelope>)]) -> SimStats {
     let mut s = SimStats::default();
     for e in logs.iter().flat_map(|(_, l)| l) {
+        s.flow_emits += u64::from(e.flow_emit().is_some());
         match e.event_type.as_str() {
             "STEP_RETRYING" => s.retries += 1,
             "EXECUTION_CONTINUED" => s.continued += 1,
@@ -231,4 +245,144 @@ pub(crate) fn log_counts(logs: &[(String, Vec<loom_kernel::EventEnvelope>)]) -> 
         }
     }
     s
+}
+
+/// What the trace shows the store did: appends it acknowledged and claims that handed
+/// out a package (the evidence that SPI-23 and PLACE-02 were exercised).
+pub(crate) fn trace_counts(trace: &[String]) -> SimStats {
+    let mut s = SimStats::default();
+    for line in trace {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let ok = v.get("ok").is_some_and(|ok| !ok.is_null());
+        match v["op"].as_str() {
+            Some("append") if ok => s.appends_acked += 1,
+            Some("claim") if ok => s.claims += 1,
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Whether a seed exercised `rule`, by the counters that show it: `Ok` names the
+/// evidence, `Err` says which counter stayed at zero. A seed that never reached a
+/// rule's situation (no stale fence presented, no typed failure, no timer) proves
+/// nothing about it, so its result is a skip, not a pass.
+pub fn evidence(rule: &str, s: &SimStats) -> Result<String, String> {
+    let resumes = {
+        let r = &s.resume_faults;
+        r.early + r.duplicate + r.reordered + r.concurrent + r.finished
+    };
+    let recoveries = s.injected_crashes + s.bounces + s.lease_takeovers + s.store_restarts;
+    let (counts, what): (Vec<(&str, u64)>, &str) = match rule {
+        "SPI-23" => (
+            vec![("appends-acked", s.appends_acked)],
+            "acknowledged appends",
+        ),
+        "PLACE-02" => (
+            vec![("claims", s.claims)],
+            "claims that handed out a package",
+        ),
+        "PLACE-05" => (
+            vec![
+                ("zombies-refused", s.zombie_refused),
+                ("lease-takeovers", s.lease_takeovers),
+            ],
+            "stale fences presented",
+        ),
+        "REPLAY-01" => (
+            if s.effect_calls == 0 {
+                vec![("effect-calls", 0)]
+            } else {
+                vec![("crashes+bounces+lease-takeovers+store-restarts", recoveries)]
+            },
+            "runs recovered after a crash, a bounce, a takeover or a store restart",
+        ),
+        "REPLAY-02" => (
+            vec![("effect-calls", s.effect_calls)],
+            "recorded step outputs",
+        ),
+        "REPLAY-09" => (
+            vec![
+                ("retries", s.retries),
+                ("attempts-continued", s.attempts_continued),
+            ],
+            "retried attempts",
+        ),
+        "TYPED-09" => (vec![("typed-failures", s.typed_failures)], "typed failures"),
+        "EMIT-01" => (vec![("flow-emits", s.flow_emits)], "stamped flow emits"),
+        "SNAP-01" => (vec![("snapshots", s.snapshots_saved)], "stored snapshots"),
+        "INGRESS-03" => (vec![("resume-faults", resumes)], "resume faults sent"),
+        "INGRESS-15" => (
+            vec![
+                ("hostile-refused", s.hostile_refused),
+                ("resume-faults-refused", s.resume_faults.refused),
+            ],
+            "refused resumes",
+        ),
+        "PLACE-04" => (vec![("completed", s.completed)], "completed executions"),
+        "REPLAY-10" => (vec![("timer-fires", s.timer_fires)], "timer fires"),
+        _ => return Ok(String::new()),
+    };
+    let shown: Vec<String> = counts.iter().map(|(k, n)| format!("{k}={n}")).collect();
+    if counts.iter().any(|(_, n)| *n > 0) {
+        Ok(format!("{what}: {}", shown.join(" ")))
+    } else {
+        Err(format!("no {what} in this seed ({})", shown.join(" ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sets the counter that shows a rule was exercised.
+    type Raise = fn(&mut SimStats);
+
+    /// Every rule the check names has a counter that credits it: with every counter at
+    /// zero each rule is a skip; with only its own counter raised it is credited.
+    #[test]
+    fn each_rule_is_credited_by_its_own_counter_only() {
+        let raise: [(&str, Raise); 13] = [
+            ("SPI-23", |s| s.appends_acked = 1),
+            ("PLACE-02", |s| s.claims = 1),
+            ("PLACE-05", |s| s.zombie_refused = 1),
+            ("REPLAY-01", |s| {
+                s.effect_calls = 1;
+                s.injected_crashes = 1
+            }),
+            ("REPLAY-02", |s| s.effect_calls = 1),
+            ("REPLAY-09", |s| s.retries = 1),
+            ("TYPED-09", |s| s.typed_failures = 1),
+            ("EMIT-01", |s| s.flow_emits = 1),
+            ("SNAP-01", |s| s.snapshots_saved = 1),
+            ("INGRESS-03", |s| s.resume_faults.duplicate = 1),
+            ("INGRESS-15", |s| s.hostile_refused = 1),
+            ("PLACE-04", |s| s.completed = 1),
+            ("REPLAY-10", |s| s.timer_fires = 1),
+        ];
+        let rules: Vec<&str> = raise.iter().map(|(r, _)| *r).collect();
+        assert_eq!(rules, crate::check::RULES, "one row per rule of the check");
+        for (rule, set) in raise {
+            let none = SimStats::default();
+            assert!(
+                evidence(rule, &none).is_err(),
+                "{rule} credited with nothing"
+            );
+            let mut s = SimStats::default();
+            set(&mut s);
+            assert!(
+                evidence(rule, &s).is_ok(),
+                "{rule}: {:?}",
+                evidence(rule, &s)
+            );
+        }
+        // Crashes alone, with no effect ever called, recover nothing REPLAY-01 judges.
+        let s = SimStats {
+            injected_crashes: 3,
+            ..SimStats::default()
+        };
+        assert!(evidence("REPLAY-01", &s).is_err());
+    }
 }

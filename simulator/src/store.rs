@@ -97,13 +97,43 @@ pub enum SimStore {
     Cmd(StdioStore),
 }
 
+/// The time limits of a `cmd:` store adapter, in real milliseconds: the adapter is a
+/// real process, so they are wall-clock limits, unlike every other time in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdapterLimits {
+    /// How long one call may take before the adapter is declared hung.
+    pub timeout_ms: u64,
+    /// How long the adapter may take to start and answer `hello`.
+    pub hello_timeout_ms: u64,
+}
+
+impl Default for AdapterLimits {
+    fn default() -> Self {
+        AdapterLimits {
+            timeout_ms: loom_conformance::stdio::CALL_TIMEOUT.as_millis() as u64,
+            hello_timeout_ms: loom_conformance::stdio::HELLO_TIMEOUT.as_millis() as u64,
+        }
+    }
+}
+
 fn backend(message: impl Into<String>) -> StoreError {
     StoreError::new(StoreErrorKind::Backend, message)
 }
 
 impl SimStore {
-    /// Opens the store `spec` names for `seed` (empty, whatever ran before).
+    /// Opens the store `spec` names for `seed` (empty, whatever ran before), with the
+    /// default adapter time limits.
     pub fn open(spec: &StoreSpec, seed: u64) -> Result<SimStore, String> {
+        Self::open_with(spec, seed, AdapterLimits::default())
+    }
+
+    /// [`SimStore::open`] with the time limits of a `cmd:` adapter (`--timeout-ms`,
+    /// `--hello-timeout-ms`).
+    pub fn open_with(
+        spec: &StoreSpec,
+        seed: u64,
+        limits: AdapterLimits,
+    ) -> Result<SimStore, String> {
         match spec {
             StoreSpec::Memory => Ok(SimStore::Memory(MemoryEventStore::new())),
             StoreSpec::Sqlite(dir) => {
@@ -122,7 +152,12 @@ impl SimStore {
             }
             StoreSpec::Postgres(url) => PgHost::start(url, seed).map(SimStore::Postgres),
             StoreSpec::Cmd(command) => {
-                let store = StdioStore::spawn(command)?;
+                let config = loom_conformance::stdio::StdioConfig {
+                    call_timeout: std::time::Duration::from_millis(limits.timeout_ms),
+                    hello_timeout: std::time::Duration::from_millis(limits.hello_timeout_ms),
+                    ..loom_conformance::stdio::StdioConfig::new(command.as_str())
+                };
+                let store = StdioStore::start(&config).map_err(|f| f.message)?;
                 store.reset("exec-")?;
                 Ok(SimStore::Cmd(store))
             }

@@ -19,8 +19,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use turmoil::net::TcpStream;
 
-use crate::server::{STORE_HOST, STORE_PORT};
 use crate::wire::{backend, err_from_json, LINE_BYTES_MAX};
+use crate::wire::{STORE_HOST, STORE_PORT};
 
 /// How long a client waits for one store call (connect, request, response) in
 /// simulated time. A crashed or partitioned peer would otherwise hang the caller.

@@ -4,6 +4,15 @@
 use loom_kernel::spi::{StoreError, StoreErrorKind};
 use serde_json::{json, Value};
 
+/// The store server's TCP port. The names of the store host live here, with the
+/// protocol, so that the hosts' client and the server both depend on the protocol and
+/// neither on the other.
+pub const STORE_PORT: u16 = 7000;
+/// The store server's host name.
+pub const STORE_HOST: &str = "store";
+/// The dispatcher target every worker claims for.
+pub const TARGET: &str = "sim";
+
 /// Longest request or response line, in bytes; a longer one is refused.
 pub const LINE_BYTES_MAX: usize = 4 << 20;
 

@@ -45,6 +45,7 @@ fn stormy() -> SimConfig {
 #[test]
 fn place_04_place_05_replay_01_emit_01_snap_01_ingress_15_seeds_pass() {
     let mut total = loom_sim::SimStats::default();
+    let (mut credited, mut skipped) = (0, 0);
     for (config, seeds) in [(SimConfig::default(), 0..6), (stormy(), 0..8)] {
         for out in sweep(seeds, None, &config) {
             assert!(
@@ -55,6 +56,21 @@ fn place_04_place_05_replay_01_emit_01_snap_01_ingress_15_seeds_pass() {
             );
             assert_eq!(out.results.len(), RULES.len());
             assert!(out.results.iter().all(|r| r.area == "sim"));
+            // A rule is credited only by the counter that shows this seed reached it.
+            for r in &out.results {
+                let exercised = loom_sim::evidence(&r.rules[0], &out.stats).is_ok();
+                let expected = if exercised {
+                    loom_report::Status::Pass
+                } else {
+                    loom_report::Status::SkipUntestable
+                };
+                assert_eq!(r.status, expected, "seed {}: {r:?}", out.seed);
+                if exercised {
+                    credited += 1;
+                } else {
+                    skipped += 1;
+                }
+            }
             total.zombie_refused += out.stats.zombie_refused;
             total.hostile_refused += out.stats.hostile_refused;
             total.injected_crashes += out.stats.injected_crashes;
@@ -66,6 +82,13 @@ fn place_04_place_05_replay_01_emit_01_snap_01_ingress_15_seeds_pass() {
     assert!(total.zombie_refused > 0, "{total:?}");
     assert!(total.hostile_refused > 0, "{total:?}");
     assert!(total.completed > 0, "{total:?}");
+    // Most rules are reached by most seeds; some seeds miss some (no typed failure, no
+    // stale fence): those are skips, not passes.
+    assert!(credited > skipped, "{credited} credited, {skipped} skipped");
+    assert!(
+        skipped > 0,
+        "every seed reached every rule: the crediting is not tested"
+    );
 }
 
 #[test]

@@ -3,10 +3,24 @@
 
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use loom_report::{CaseResult, Environment, Report};
-use loom_sim::{run_seeds_with, write_artifacts, SimConfig, SimStats, StoreSpec};
+use loom_sim::{run_seeds_until, run_seeds_with, write_artifacts, SimConfig, SimStats, StoreSpec};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// The progress line, whichever thread reports: a poisoned lock still shows progress.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// ` --store '…'` for a printed command, or nothing for the default memory store.
+fn store_option(store: &StoreSpec) -> String {
+    match store {
+        StoreSpec::Memory => String::new(),
+        s => format!(" --store {}", super::shell_word(&s.to_string())),
+    }
+}
 
 /// Arguments of `loom sim`.
 #[derive(Args)]
@@ -15,10 +29,16 @@ use std::path::PathBuf;
 simulated network, fault rates, latencies, flows) and runs a safety phase with crashes, partitions, zombie writers \
 and hostile resumes, then a liveness phase with faults off. Invariants are named by rule id (`loom rules ID` prints one).\n\n\
 Examples:\n  loom sim --seeds 200 --jobs 2\n  loom sim --seeds 1000 --stormy --shard 0/4 --out shard-0/\n  loom sim --seed 53 --stormy\n  \
-loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --scenario two-recoverers-racing\n  loom sim --scenario my-scenario.toml\n  loom sim --store 'cmd:python3 adapter.py' --seeds 20\n\n\
+loom sim --store sqlite --seeds 50\n  loom sim --seeds 20 --twice\n  loom sim --seeds 200 --jobs 2 --digests digests.txt\n  \
+loom sim --seeds 500 --stormy --fail-fast --no-shrink\n  loom sim --store 'cmd:python3 adapter.py' --seeds 20 --timeout-ms 60000\n  loom sim --scenario two-recoverers-racing\n  loom sim --scenario my-scenario.toml\n  loom sim --store 'cmd:python3 adapter.py' --seeds 20\n\n\
 Scenarios built in (--scenario NAME): crash-during-retry, resume-before-park, store-restart-mid-recovery, \
 two-recoverers-racing, zombie-after-fencing; `loom sim --print-scenario NAME` prints one as a start for your own.\n\
-The same seed gives the same trace, byte for byte. Shards merge with `loom report merge`.\n\
+The same seed gives the same trace, byte for byte, on any number of --jobs: --digests FILE writes one \
+`seed digest` line per seed (the report holds them too) to compare two runs. Every failing seed is shrunk to a \
+`shrunk.json` (--no-shrink skips it; --shrink-runs caps it); the printed wall time includes shrinking. A rule \
+a seed did not reach (no stale fence, no typed failure, no timer) is a skip for that seed, not a pass. \
+Progress goes to standard error (plain lines when it is not a terminal; nothing with -q but errors). \
+Shards merge with `loom report merge`.\n\
 Exit status: 0 every invariant held, 1 a violation (its seed and files are printed) or a cmd: store adapter that did not \
 start or answer hello, 2 usage error or a run that could not be set up (e.g. --seeds 0: no seed to run; a database that \
 cannot be opened): nothing is reported then."
@@ -64,7 +84,27 @@ pub struct SimArgs {
     /// Directory for the report files and the failing seeds' files (default: ./loom-reports/sim-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// No progress bar.
+    /// Shrink every failing seed to a smaller schedule that still fails (`shrunk.json`);
+    /// the default. Shrinking time is part of the printed wall time.
+    #[arg(long, overrides_with = "no_shrink")]
+    pub shrink: bool,
+    /// Do not shrink failing seeds (their `schedule.json` still replays them).
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Most runs shrinking one failing seed may take.
+    #[arg(long, value_name = "N", default_value_t = loom_sim::SHRINK_RUNS_MAX)]
+    pub shrink_runs: usize,
+    /// Write every seed's trace digest to FILE, one `seed digest` line per seed in seed
+    /// order, so two runs (or two --jobs counts) can be compared with `diff`.
+    #[arg(long, value_name = "FILE")]
+    pub digests: Option<PathBuf>,
+    /// Time limits of a `cmd:` store adapter (real time; the simulation's own time is simulated).
+    #[command(flatten)]
+    pub adapter: super::AdapterArgs,
+    /// When to stop starting seeds.
+    #[command(flatten)]
+    pub stop: super::StopArgs,
+    /// No progress on standard error (errors only).
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -122,14 +162,18 @@ pub fn run(args: SimArgs) -> u8 {
         eprintln!("error: --store: {e}");
         return EXIT_USAGE;
     }
+    let adapter = loom_sim::store::AdapterLimits {
+        timeout_ms: args.adapter.timeout_ms,
+        hello_timeout_ms: args.adapter.hello_timeout_ms,
+    };
     if let Some(SimAction::Replay { file }) = &args.action {
-        return replay_file(file, store);
+        return replay_file(file, store, adapter);
     }
     if let Some(file) = &args.scenario {
         if let Some((_, text)) = builtin_scenario(&file.to_string_lossy()) {
-            return replay_text(text, &file.to_string_lossy(), store);
+            return replay_text(text, &file.to_string_lossy(), store, adapter);
         }
-        return replay_file(file, store);
+        return replay_file(file, store, adapter);
     }
     let (from, count) = match args.seed {
         Some(s) => (s, 1),
@@ -170,31 +214,44 @@ pub fn run(args: SimArgs) -> u8 {
     };
     config.artifacts_dir = None;
     config.store = store.clone();
-    let bar = if args.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(seeds.len() as u64)
-    };
-    bar.set_style(
-        ProgressStyle::with_template("sim [{bar:30}] {pos}/{len} seed {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+    config.adapter = adapter;
+    let shrink = !args.no_shrink || args.shrink;
+    let budget = args.stop.budget();
+    let progress = Mutex::new(super::ProgressLine::new(args.quiet));
+    let finished = AtomicUsize::new(0);
+    let failed = AtomicUsize::new(0);
+    let total = seeds.len();
+    let wall = std::time::Instant::now();
+    let outcomes = run_seeds_until(
+        &seeds,
+        &config,
+        args.jobs,
+        |o| {
+            o.results.iter().for_each(|r| budget.record(r));
+            let n = finished.fetch_add(1, Ordering::SeqCst) + 1;
+            let bad = failed.fetch_add(usize::from(!o.violations.is_empty()), Ordering::SeqCst)
+                + usize::from(!o.violations.is_empty());
+            lock(&progress).update(&format!(
+                "sim: {n}/{total} seeds run, {bad} failing (last: seed {})",
+                o.seed
+            ));
+        },
+        || budget.exhausted(),
     );
+    let ran: Vec<u64> = outcomes.iter().map(|o| o.seed).collect();
+    let again = if args.twice {
+        run_seeds_with(&ran, &config, args.jobs, |o| {
+            lock(&progress).update(&format!("sim: second run, seed {} done", o.seed));
+        })
+    } else {
+        Vec::new()
+    };
     let mut results: Vec<CaseResult> = Vec::new();
     let mut failing = Vec::new();
     let mut unrunnable = Vec::new();
     let mut stats = SimStats::default();
-    let wall = std::time::Instant::now();
-    let outcomes = run_seeds_with(&seeds, &config, args.jobs, |o| {
-        bar.set_message(o.seed.to_string());
-        bar.inc(1);
-    });
-    let again = if args.twice {
-        run_seeds_with(&seeds, &config, args.jobs, |_| {})
-    } else {
-        Vec::new()
-    };
-    let wall_s = wall.elapsed().as_secs_f64();
+    let mut digests = serde_json::Map::new();
+    let mut shrink_s = 0.0;
     for (i, outcome) in outcomes.into_iter().enumerate() {
         if let Some(second) = again.get(i) {
             let r = loom_sim::determinism_result(&outcome, second);
@@ -204,17 +261,31 @@ pub fn run(args: SimArgs) -> u8 {
             results.push(r);
         }
         stats.add(&outcome.stats);
+        digests.insert(
+            outcome.seed.to_string(),
+            serde_json::Value::String(loom_sim::trace_digest(&outcome)),
+        );
         if let Some(e) = &outcome.error {
             unrunnable.push(e.clone());
         }
         if !outcome.violations.is_empty() {
+            let started = std::time::Instant::now();
             let files = write_artifacts(&out, &outcome)
                 .and_then(|p| {
-                    // Keep the failure small: cut what it does not need, then write the
-                    // file that replays it without the seed's draw.
-                    let (small, _) = loom_sim::shrink(&outcome, &config);
-                    let text = serde_json::to_string_pretty(&small).unwrap_or_default();
-                    std::fs::write(p.join("shrunk.json"), text)?;
+                    if shrink {
+                        // Keep the failure small: cut what it does not need, then write
+                        // the file that replays it without the seed's draw.
+                        let seed = outcome.seed;
+                        let runs_max = args.shrink_runs;
+                        let (small, _) =
+                            loom_sim::shrink_with(&outcome, &config, runs_max, &mut |n| {
+                                lock(&progress).update(&format!(
+                                    "sim: shrinking seed {seed}: run {n} of at most {runs_max}"
+                                ));
+                            });
+                        let text = serde_json::to_string_pretty(&small).unwrap_or_default();
+                        std::fs::write(p.join("shrunk.json"), text)?;
+                    }
                     Ok(p)
                 })
                 .map(|p| {
@@ -228,23 +299,59 @@ pub fn run(args: SimArgs) -> u8 {
                             super::shown(&p.join("vectors"))
                         )
                     };
+                    let file = if shrink {
+                        "shrunk.json"
+                    } else {
+                        "schedule.json"
+                    };
                     format!(
-                        "{}; replay the shrunk run with `loom sim replay {}`{vectors}",
+                        "{}; replay the {} run with `loom sim{} replay {}`{vectors}",
                         super::shown(&p),
-                        super::shown(&p.join("shrunk.json"))
+                        if shrink { "shrunk" } else { "whole" },
+                        store_option(&store),
+                        super::shown(&p.join(file))
                     )
                 })
                 .unwrap_or_else(|e| format!("(files not written: {e})"));
+            shrink_s += started.elapsed().as_secs_f64();
             failing.push((outcome.seed, outcome.violations.clone(), files));
         }
         results.extend(outcome.results);
     }
-    bar.finish_and_clear();
+    lock(&progress).finish();
+    // The wall time covers everything the sweep did: both runs and the shrinking.
+    let wall_s = wall.elapsed().as_secs_f64();
+    let not_run: Vec<u64> = seeds
+        .iter()
+        .copied()
+        .filter(|s| !digests.contains_key(&s.to_string()))
+        .collect();
+    for seed in &not_run {
+        for rule in loom_sim::RULES {
+            results.push(budget.not_run("sim", "deploy", &format!("seed-{seed}/{rule}"), [rule]));
+        }
+    }
+    if let Some(file) = &args.digests {
+        let lines: String = ran
+            .iter()
+            .filter_map(|s| {
+                let d = digests.get(&s.to_string())?.as_str()?;
+                Some(format!("{s} {d}\n"))
+            })
+            .collect();
+        if let Err(e) = std::fs::write(file, lines) {
+            eprintln!("error: writing --digests {}: {e}", file.display());
+            return EXIT_USAGE;
+        }
+    }
     let rules = loom_harness::rules::rule_infos();
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.from);
     env.command = Some(super::command_line());
     env.extra.insert("seeds".into(), serde_json::json!({"from": from, "count": count, "shard": args.shard, "stormy": args.stormy, "store": store.to_string()}));
+    // Each seed's trace digest: two runs, or two job counts, compare seed by seed.
+    env.extra
+        .insert("traceDigests".into(), serde_json::Value::Object(digests));
     super::set_reproduce(&mut results, |r| {
         super::reproduce_sim(&r.case_id, args.stormy)
     });
@@ -259,9 +366,21 @@ pub fn run(args: SimArgs) -> u8 {
             loom_harness::subjects::REFERENCE,
         ),
     };
+    let mut expectations = loom_report::Expectations::default().part("sim", part);
+    if !not_run.is_empty() {
+        expectations = expectations.omit(
+            part,
+            format!(
+                "{} seed(s) after the last failure counted: {}",
+                not_run.len(),
+                budget.reason()
+            ),
+            "fix the failures, or run without --fail-fast and --max-fail",
+        );
+    }
     let report = Report::new(env, rules, results)
         .with_subjects(vec![subject])
-        .with_expectations(loom_report::Expectations::default().part("sim", part));
+        .with_expectations(expectations);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {
@@ -271,19 +390,25 @@ pub fn run(args: SimArgs) -> u8 {
     };
     let runs = if args.twice { 2.0 } else { 1.0 };
     let simulated_s = runs * stats.simulated_ms as f64 / 1000.0;
+    let jobs = args.jobs.clamp(1, loom_sim::JOBS_MAX);
     println!(
-        "{} seed(s){} on `{store}`, {} job(s): {simulated_s:.1} s simulated in {wall_s:.1} s wall ({:.0}x, {:.1} seeds/s)",
-        seeds.len(),
+        "{} seed(s){} on `{store}`, {jobs} job(s): {simulated_s:.1} s simulated in {wall_s:.1} s wall ({:.0}x, {:.0}x per job, {:.1} seeds/s; shrinking {shrink_s:.1} s of it)",
+        ran.len(),
         if args.twice { " twice" } else { "" },
-        args.jobs.max(1),
         simulated_s / wall_s.max(1e-9),
-        runs * seeds.len() as f64 / wall_s.max(1e-9)
+        simulated_s / wall_s.max(1e-9) / jobs as f64,
+        runs * ran.len() as f64 / wall_s.max(1e-9)
     );
     println!("faults and coverage: {}", stats.counts());
     println!(
-        "{} results, {} failing seed(s)",
+        "{} results, {} failing seed(s){}",
         report.results.len(),
-        failing.len()
+        failing.len(),
+        if not_run.is_empty() {
+            String::new()
+        } else {
+            format!("; {} seed(s) not run: {}", not_run.len(), budget.reason())
+        }
     );
     for e in unrunnable.iter().take(3) {
         println!("not run: {e}");
@@ -292,10 +417,7 @@ pub fn run(args: SimArgs) -> u8 {
         println!(
             "seed {seed}: reproduce with `loom sim --seed {seed}{}{}`; files: {files}",
             if args.stormy { " --stormy" } else { "" },
-            match &store {
-                StoreSpec::Memory => String::new(),
-                s => format!(" --store '{s}'"),
-            }
+            store_option(&store)
         );
         for v in violations.iter().take(5) {
             println!(
@@ -384,7 +506,11 @@ pub fn print_scenario(name: &str) -> u8 {
 }
 
 /// `loom sim replay FILE`.
-fn replay_file(file: &std::path::Path, store: StoreSpec) -> u8 {
+fn replay_file(
+    file: &std::path::Path,
+    store: StoreSpec,
+    adapter: loom_sim::store::AdapterLimits,
+) -> u8 {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {
@@ -397,11 +523,16 @@ fn replay_file(file: &std::path::Path, store: StoreSpec) -> u8 {
             return EXIT_USAGE;
         }
     };
-    replay_text(&text, &file.display().to_string(), store)
+    replay_text(&text, &file.display().to_string(), store, adapter)
 }
 
 /// Runs a schedule or scenario given as text; `source` names it in messages.
-fn replay_text(text: &str, source: &str, store: StoreSpec) -> u8 {
+fn replay_text(
+    text: &str,
+    source: &str,
+    store: StoreSpec,
+    adapter: loom_sim::store::AdapterLimits,
+) -> u8 {
     let file = std::path::Path::new(source);
     let schedule = match loom_sim::scenario_from_text(text) {
         Ok(v) => v,
@@ -412,6 +543,7 @@ fn replay_text(text: &str, source: &str, store: StoreSpec) -> u8 {
     };
     let config = SimConfig {
         store,
+        adapter,
         ..SimConfig::default()
     };
     match loom_sim::replay(&schedule, &config) {
