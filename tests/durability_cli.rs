@@ -5,7 +5,11 @@
 //! shows: `ack-before-commit` answers an append before committing it, and
 //! `incarnation-in-memory` keeps its incarnation counter in the process. Each fails the
 //! case citing its rule; the faithful adapter on a file passes; in memory (no
-//! `durable: true` in hello) every case is skipped, visibly.
+//! `durable: true` in hello) every case is skipped, visibly. With `--restart-backend`,
+//! the backend is restarted after every kill: a backend that drops what it had not
+//! flushed (SQLite's write-ahead log deleted, as a database with persistence off loses
+//! its recent writes) is caught, a faithful restart passes, and a restart command that
+//! fails is an error of the case, never a pass.
 
 use std::path::Path;
 use std::process::Output;
@@ -14,7 +18,11 @@ mod common;
 use common::{buggy_variant, loom, scratch, show};
 
 fn conform(store: &str, out: &Path) -> (Output, Vec<serde_json::Value>) {
-    let o = loom(&[
+    conform_with(store, out, &[])
+}
+
+fn conform_with(store: &str, out: &Path, extra: &[&str]) -> (Output, Vec<serde_json::Value>) {
+    let mut args = vec![
         "conform",
         "--store",
         store,
@@ -23,7 +31,9 @@ fn conform(store: &str, out: &Path) -> (Output, Vec<serde_json::Value>) {
         "--quiet",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = loom(&args);
     let text = std::fs::read_to_string(out.join("report.json"))
         .unwrap_or_else(|e| panic!("report.json: {e}\n{}", show(&o)));
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -98,6 +108,115 @@ fn durability_cases_are_skipped_for_an_adapter_that_does_not_claim_durable(pytho
     }
 }
 
+/// The restart command for a backend at `db`: it logs each run to `log`, and with
+/// `drop_unflushed` deletes the write-ahead log (what a killed adapter left unflushed).
+fn restart_command(db: &Path, log: &Path, drop_unflushed: bool) -> String {
+    let mut c = format!("echo restarted >> '{}'", log.display());
+    if drop_unflushed {
+        c.push_str(&format!("; rm -f '{0}-wal' '{0}-shm'", db.display()));
+    }
+    c
+}
+
+fn restarts_logged(log: &Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+fn spi_23_a_backend_restart_that_drops_unflushed_writes_is_caught(python: &str) {
+    let dir = scratch("restart-lossy");
+    let (db, log) = (dir.join("kept.db"), dir.join("restarts.log"));
+    let restart = restart_command(&db, &log, true);
+    let (o, results) = conform_with(
+        &buggy_variant(python, "faithful", Some(&db)),
+        &dir.join("r"),
+        &["--restart-backend", &restart],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let r = results
+        .iter()
+        .find(|r| r["case_id"] == "spi_23_acknowledged_appends_survive_a_kill")
+        .unwrap_or_else(|| panic!("{results:#?}"));
+    assert_eq!(r["status"], "fail", "{r:#}");
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .contains("an acknowledged write did not survive the kill"),
+        "{r:#}"
+    );
+    assert!(
+        restarts_logged(&log) >= results.len(),
+        "one restart per kill at least"
+    );
+}
+
+fn durability_a_faithful_backend_restart_after_every_kill_passes(python: &str) {
+    let dir = scratch("restart-faithful");
+    let (db, log) = (dir.join("kept.db"), dir.join("restarts.log"));
+    let restart = restart_command(&db, &log, false);
+    let (o, results) = conform_with(
+        &buggy_variant(python, "faithful", Some(&db)),
+        &dir.join("r"),
+        &["--restart-backend", &restart],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert_eq!(
+        results.len(),
+        loom_conformance::kits::durability::CASES.len()
+    );
+    for r in &results {
+        assert_eq!(r["status"], "pass", "{r:#}");
+    }
+    // Every case kills at least once, and each kill restarted the backend.
+    assert!(
+        restarts_logged(&log) >= results.len(),
+        "{}",
+        restarts_logged(&log)
+    );
+}
+
+fn durability_a_failing_backend_restart_is_an_error_and_a_usage_mistake_exits_2(python: &str) {
+    let dir = scratch("restart-broken");
+    let (o, results) = conform_with(
+        &buggy_variant(python, "faithful", Some(&dir.join("kept.db"))),
+        &dir.join("r"),
+        &[
+            "--restart-backend",
+            "echo 'cannot reach the server' >&2; exit 4",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(!results.is_empty());
+    for r in &results {
+        assert_ne!(r["status"], "pass", "{r:#}");
+    }
+    let errors: Vec<&serde_json::Value> =
+        results.iter().filter(|r| r["status"] == "error").collect();
+    assert!(!errors.is_empty(), "{results:#?}");
+    let m = errors[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("backend restart (--restart-backend) failed"),
+        "{m}"
+    );
+    assert!(
+        m.contains("exited with code 4") && m.contains("cannot reach the server"),
+        "{m}"
+    );
+    // In-process stores are not killed, so a restart command there is a mistake.
+    for store in ["memory", "sqlite"] {
+        let o = loom(&["conform", "--store", store, "--restart-backend", "true"]);
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("--restart-backend"),
+            "{}",
+            show(&o)
+        );
+    }
+}
+
 fn main() -> std::process::ExitCode {
     use loom_test_support::{needs, run, Tool};
     run(vec![
@@ -115,6 +234,21 @@ fn main() -> std::process::ExitCode {
             Tool::Python3,
             "durability_the_faithful_adapter_on_a_file_passes_every_case",
             durability_the_faithful_adapter_on_a_file_passes_every_case,
+        ),
+        needs(
+            Tool::Python3,
+            "spi_23_a_backend_restart_that_drops_unflushed_writes_is_caught",
+            spi_23_a_backend_restart_that_drops_unflushed_writes_is_caught,
+        ),
+        needs(
+            Tool::Python3,
+            "durability_a_faithful_backend_restart_after_every_kill_passes",
+            durability_a_faithful_backend_restart_after_every_kill_passes,
+        ),
+        needs(
+            Tool::Python3,
+            "durability_a_failing_backend_restart_is_an_error_and_a_usage_mistake_exits_2",
+            durability_a_failing_backend_restart_is_an_error_and_a_usage_mistake_exits_2,
         ),
         needs(
             Tool::Python3,

@@ -131,7 +131,18 @@ pub struct StdioConfig {
     pub client_index: usize,
     /// How many clients the harness starts on the backend (1 when only one).
     pub client_count: usize,
+    /// A command (run by `sh -c`) that restarts the adapter's backend, run after every
+    /// deliberate kill and before the adapter starts again (`--restart-backend`): a
+    /// Redis or PostgreSQL restart, so what was acknowledged must survive the backend's
+    /// restart too, not only the adapter's.
+    pub restart_backend: Option<String>,
+    /// How long the restart command may take.
+    pub restart_backend_timeout: Duration,
 }
+
+/// Default time a `--restart-backend` command may take, in milliseconds: a database
+/// restart with recovery can take a while on a loaded machine.
+pub const RESTART_BACKEND_TIMEOUT_MS_DEFAULT: u64 = 120_000;
 
 impl StdioConfig {
     /// A config with the default time limits.
@@ -142,6 +153,8 @@ impl StdioConfig {
             hello_timeout: HELLO_TIMEOUT,
             client_index: 0,
             client_count: 1,
+            restart_backend: None,
+            restart_backend_timeout: Duration::from_millis(RESTART_BACKEND_TIMEOUT_MS_DEFAULT),
         }
     }
 
@@ -189,6 +202,10 @@ pub fn check_hello(hello: &Value) -> Result<(), String> {
 
 struct Session {
     adapter: Adapter,
+    /// The backend restart run after each deliberate kill, and its time limit.
+    restart_backend: Option<(String, Duration)>,
+    /// Backend restarts run so far.
+    backend_restarts: u64,
     /// The case the requests belong to (`kit/case`), for blame.
     tag: String,
     /// The first fault of the current case.
@@ -205,6 +222,20 @@ impl Session {
             } else {
                 self.blames.push(blame);
             }
+        }
+    }
+
+    /// Runs the backend restart command, if there is one; a failure is the case's fault.
+    fn restart_backend(&mut self) {
+        let Some((command, limit)) = self.restart_backend.clone() else {
+            return;
+        };
+        self.backend_restarts += 1;
+        if let Err(e) = loom_process::run_to_completion(&command, limit) {
+            self.record(Fault {
+                status: Status::Error,
+                message: format!("the backend restart (--restart-backend) failed: {e}"),
+            });
         }
     }
 
@@ -244,6 +275,11 @@ impl StdioStore {
         Ok(StdioStore {
             session: Arc::new(Mutex::new(Session {
                 adapter,
+                restart_backend: config
+                    .restart_backend
+                    .clone()
+                    .map(|c| (c, config.restart_backend_timeout)),
+                backend_restarts: 0,
                 tag: String::new(),
                 fault: None,
                 blames: Vec::new(),
@@ -276,8 +312,17 @@ impl StdioStore {
 
     /// Kills the adapter's whole process group with `SIGKILL` (docs/spi.md, "Kills and
     /// restarts"); the next call starts it again with `hello`.
+    /// With a `restart_backend` command, the backend is restarted too, after the kill and
+    /// before the next start; a restart that fails is the current case's fault.
     pub fn kill(&self) {
-        lock(&self.session).adapter.kill();
+        let mut s = lock(&self.session);
+        s.adapter.kill();
+        s.restart_backend();
+    }
+
+    /// How many times the backend was restarted (`restart_backend`).
+    pub fn backend_restarts(&self) -> u64 {
+        lock(&self.session).backend_restarts
     }
 
     /// Sends `method` and kills the adapter after `delay`, before reading its answer: a
@@ -293,6 +338,9 @@ impl StdioStore {
         let tag = s.tag.clone();
         let outcome = s.adapter.send_then_kill(&tag, method, &params, delay);
         s.collect_blames();
+        if outcome.is_ok() {
+            s.restart_backend();
+        }
         outcome.map_err(|fault| {
             let message = fault.message.clone();
             s.record(Fault::from_process(&fault));

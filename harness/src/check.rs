@@ -94,6 +94,8 @@ pub struct CheckConfig {
     /// Clients the kits start on the store's backend for the concurrent cases
     /// (`--clients`; a `cmd:` store runs that many adapter processes).
     pub clients: usize,
+    /// The backend restart run after each kill of the durability kit (`--restart-backend`).
+    pub restart_backend: Option<String>,
 }
 
 impl CheckConfig {
@@ -117,6 +119,7 @@ impl CheckConfig {
             show_progress: false,
             max_fail: None,
             clients: loom_conformance::kits::concurrency::CLIENTS_DEFAULT,
+            restart_backend: None,
         }
     }
 
@@ -325,6 +328,7 @@ pub fn run(
                 options.show_progress = config.show_progress;
                 options.budget = budget.clone();
                 options.clients = config.clients;
+                options.restart_backend = config.restart_backend.clone();
                 let (r, hello) = crate::kits::run(&options)?;
                 store_hello = hello;
                 r

@@ -59,6 +59,9 @@ pub struct KitOptions {
     /// Clients started on one backend for the concurrency kit (a `cmd:` adapter is
     /// started this many times; an in-process store gets one connection per client).
     pub clients: usize,
+    /// A command that restarts a `cmd:` adapter's backend after each deliberate kill of
+    /// the durability kit (`--restart-backend`); `None` restarts only the adapter.
+    pub restart_backend: Option<String>,
 }
 
 impl KitOptions {
@@ -73,6 +76,7 @@ impl KitOptions {
             budget: loom_report::FailureBudget::unlimited(),
             cases_per_kit: None,
             clients: loom_conformance::kits::concurrency::CLIENTS_DEFAULT,
+            restart_backend: None,
         }
     }
 }
@@ -125,6 +129,17 @@ pub fn run(options: &KitOptions) -> Result<(Vec<CaseResult>, Option<Value>), Str
             loom_conformance::kits::concurrency::CLIENTS_MAX
         ));
     }
+    if let Some(cmd) = &options.restart_backend {
+        if cmd.trim().is_empty() {
+            return Err("--restart-backend needs a command (run by sh -c), e.g. --restart-backend 'redis-cli -p 6390 shutdown nosave; redis-server --port 6390 --daemonize yes'".into());
+        }
+        if !options.store.starts_with("cmd:") {
+            return Err(format!(
+                "--restart-backend restarts a cmd: adapter's backend between the durability kit's kills, but --store {} is an in-process store, which the durability kit does not kill; give --store 'cmd:COMMAND'",
+                options.store
+            ));
+        }
+    }
     run_selected(options)
 }
 
@@ -135,6 +150,7 @@ struct Run {
     results: Vec<CaseResult>,
     kits: Vec<String>,
     clients: usize,
+    restart_backend: Option<String>,
 }
 
 impl Run {
@@ -380,6 +396,7 @@ pub(crate) fn run_selected(
         results: Vec::new(),
         kits,
         clients: options.clients,
+        restart_backend: options.restart_backend.clone(),
     };
     let total: usize = KIT_CASES
         .iter()
@@ -645,6 +662,7 @@ async fn run_backend(
     }
     if let Some(command) = store.strip_prefix("cmd:") {
         let mut config = stdio::StdioConfig::new(command.trim());
+        config.restart_backend = run.restart_backend.clone();
         config.call_timeout = std::time::Duration::from_millis(limits.timeout_ms);
         config.hello_timeout = std::time::Duration::from_millis(limits.hello_timeout_ms);
         // With several clients, the first is client 0 of N from its hello on.

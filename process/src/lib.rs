@@ -29,6 +29,8 @@
 //!   grace period, then `SIGKILL`, then waiting for the leader. Lines written after the
 //!   last answer are blamed on the last request; an adapter that does not exit on end of
 //!   input, or leaves processes of its group behind, is reported.
+//! - **One-off commands** ([`run_to_completion`]): a backend restart between a kill and
+//!   the adapter's next start, in a group of its own, within a time limit.
 //! - **Interrupts.** [`install_interrupt_cleanup`] makes Ctrl-C (and `SIGTERM`,
 //!   `SIGHUP`) end every live adapter group before the program exits, because adapters in
 //!   their own group do not receive the terminal's `SIGINT`.
@@ -44,10 +46,12 @@
 #![deny(missing_docs)]
 
 mod adapter;
+mod command;
 mod exit;
 mod group;
 
 pub use adapter::{Adapter, AdapterConfig, Blame, Fault, FaultKind, RequestRef, ShutdownReport};
+pub use command::{run_to_completion, COMMAND_STDERR_BYTES_MAX};
 pub use exit::describe_exit;
 pub use group::{end_all_groups, install_interrupt_cleanup, live_group_members, live_groups};
 

@@ -69,6 +69,10 @@ pub struct CheckArgs {
     /// a `cmd:` store gets that many adapter processes, SQLite and PostgreSQL that many connections.
     #[arg(long, default_value_t = loom_conformance::kits::concurrency::CLIENTS_DEFAULT, value_name = "N")]
     pub clients: usize,
+    /// A command (run by sh -c) that restarts a cmd: store's backend after each kill of the
+    /// durability kit, before the adapter starts again (see `loom conform --help`).
+    #[arg(long, value_name = "CMD")]
+    pub restart_backend: Option<String>,
     /// Known failures (TOML or JSON): a matching failure becomes xfail; a matching pass fails the run.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
@@ -131,6 +135,13 @@ pub fn run(args: CheckArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    if args.restart_backend.is_some() && !args.store.starts_with("cmd:") {
+        eprintln!(
+            "error: --restart-backend restarts a cmd: store's backend between the durability kit's kills; --store {} is an in-process store, which is never killed: give --store 'cmd:COMMAND'",
+            args.store
+        );
+        return EXIT_USAGE;
+    }
     let config = CheckConfig {
         only: args.only.clone(),
         skip: args.skip.clone(),
@@ -149,6 +160,7 @@ pub fn run(args: CheckArgs) -> u8 {
         show_progress: !args.quiet,
         max_fail: args.stop.max_fail(),
         clients: args.clients,
+        restart_backend: args.restart_backend.clone(),
     };
     if let Err(e) = config.selected_parts() {
         eprintln!("error: {e}");

@@ -67,6 +67,11 @@ pub struct ConformArgs {
     /// one connection per client. 1 runs no concurrent case (they are skipped, visibly).
     #[arg(long, value_name = "N", default_value_t = loom_conformance::kits::concurrency::CLIENTS_DEFAULT)]
     pub clients: usize,
+    /// A command (run by sh -c) that restarts the adapter's backend after each kill of the
+    /// durability kit, before the adapter starts again (a Redis or PostgreSQL restart): what
+    /// was acknowledged must survive it. Only with --store cmd:.
+    #[arg(long, value_name = "CMD")]
+    pub restart_backend: Option<String>,
     /// Time limits for a `cmd:` adapter.
     #[command(flatten)]
     pub adapter: super::AdapterArgs,
@@ -134,6 +139,7 @@ pub fn run(args: ConformArgs) -> u8 {
         budget: args.stop.budget(),
         cases_per_kit: args.smoke.then_some(SMOKE_CASES_PER_KIT),
         clients: args.clients,
+        restart_backend: args.restart_backend.clone(),
     };
     let budget = options.budget.clone();
     let (results, hello) = match loom_harness::kits::run(&options) {

@@ -1634,10 +1634,12 @@ pub async fn spi_20_racing_upserts_keep_one_document_per_id<F: Fleet>(
         listed.extend(page.docs.into_iter().map(|d| (d.id, d.doc)));
         match page.next_cursor {
             Some(c) if listed.len() <= QUERY_DOCS_MAX => cursor = Some(c),
-            Some(_) => return Err(Failure(format!(
+            Some(_) => {
+                return Err(Failure(format!(
                 "query of {collection} went on past {QUERY_DOCS_MAX} documents; {} were written",
                 1 + models.len() as u64 * UPSERT_ROUNDS
-            ))),
+            )))
+            }
             None => break,
         }
     }
