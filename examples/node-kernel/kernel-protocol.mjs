@@ -39,6 +39,8 @@ export class KernelError extends Error {
  * @property {string} version
  * @property {string[]} kinds  vector kinds claimed: fold, normalize, digest, ingress, emit, runtime
  * @property {string} [eventSchemaVersion]  the EVENT_SCHEMA version the kernel folds
+ * @property {string[]} [resolutions]  the reference's resolutions of open points the
+ *   kernel follows (GAP ids, or "reference" for all of them); absent claims none
  * @property {Record<string, (params: any) => any>} methods  by wire name: fold, foldFrom,
  *   normalizeSnapshot, digest, ingress, validateEmit, runScenario
  */
@@ -52,6 +54,7 @@ function hello(kernel) {
     kinds: kernel.kinds,
     methods: ["hello", ...Object.keys(kernel.methods)],
     ...(kernel.eventSchemaVersion ? { eventSchemaVersion: kernel.eventSchemaVersion } : {}),
+    ...(kernel.resolutions ? { resolutions: kernel.resolutions } : {}),
   };
 }
 

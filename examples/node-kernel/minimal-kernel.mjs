@@ -16,6 +16,10 @@
 //   --bug no-seq   drop every decision's `seq` from the answers: a deliberately wrong
 //                  kernel, whose FOLD-38 vectors must fail (it shows what a failure
 //                  looks like, and proves the vectors catch it).
+//   --resolutions LIST   claim the reference's resolutions of these open points in
+//                  hello (comma-separated GAP ids, or `reference` for all): this fold
+//                  follows every one, so it is then judged exactly where a vector rests
+//                  on one (tests/node_kernel_mutants.rs runs its mutants so).
 
 import { digest } from "./digest.mjs";
 import {
@@ -76,10 +80,16 @@ function normalized(snapshot) {
 }
 
 const args = process.argv.slice(2);
-const bugNoSeq = args.length === 2 && args[0] === "--bug" && args[1] === "no-seq";
-if (args.length > 0 && !bugNoSeq) {
-  process.stderr.write(`usage: minimal-kernel.mjs [--bug no-seq]; got ${args.join(" ")}\n`);
-  process.exit(2);
+let bugNoSeq = false;
+/** @type {string[] | undefined} */
+let resolutions;
+for (let i = 0; i < args.length; i += 2) {
+  if (args[i] === "--bug" && args[i + 1] === "no-seq") bugNoSeq = true;
+  else if (args[i] === "--resolutions" && args[i + 1] !== undefined) resolutions = args[i + 1].split(",");
+  else {
+    process.stderr.write(`usage: minimal-kernel.mjs [--bug no-seq] [--resolutions LIST]; got ${args.join(" ")}\n`);
+    process.exit(2);
+  }
 }
 
 /** The state as answered (the deliberate bug, when asked for, strikes here). @param {any} state */
@@ -95,6 +105,7 @@ await serveKernel({
   version: "0.1.0",
   kinds: ["fold", "normalize", "digest"],
   eventSchemaVersion: EVENT_SCHEMA_VERSION,
+  resolutions,
   methods: {
     fold: (p) => {
       const minor = p.schemaVersion === undefined ? MINOR_CURRENT : minorOf(p.schemaVersion);

@@ -117,6 +117,12 @@ pub fn cases() -> Vec<FoldCase> {
     v.push(c("fold10-failed-while-parked", &["FOLD-10", "FOLD-08"], "1.21.0",
         "A sibling's STEP_FAILED after the park keeps the execution suspended and sets _failedWhileParked.",
         vec![started(), step_started("a"), suspended("APPROVE"), step_failed("a")]).spec());
+    v.push(c("fold10-second-failure-while-parked", &["FOLD-10", "FOLD-09"], "1.21.0",
+        "Two sibling STEP_FAILEDs after the park: the second keeps the execution suspended too, and the flag stays set once.",
+        vec![started(), step_started("a"), step_started("b"), suspended("APPROVE"), step_failed("a"), step_failed("b")]).spec());
+    v.push(c("fold10-failure-after-resume-not-parked", &["FOLD-10", "FOLD-09", "FOLD-11"], "1.21.0",
+        "A failure while parked, the resume, then another failure: the running execution keeps running and no flag is set (the rule's other side).",
+        vec![started(), step_started("a"), step_started("b"), suspended("APPROVE"), step_failed("a"), resumed(json!({"ok": true})), step_failed("b")]).spec());
     for (kind, payload, id) in [
         ("EXECUTION_SUSPENDED", json!({"on": "NEXT"}), "suspended"),
         ("EXECUTION_RESUMED", json!({"ok": true}), "resumed"),
@@ -1072,6 +1078,105 @@ pub fn cases() -> Vec<FoldCase> {
     v.push(b);
     v.extend(every_kind_cases());
     v.extend(super::edges::fold_cases());
+    v.extend(field_cases());
+    v
+}
+
+/// State fields no other case writes (`vectors/tests/field_coverage.rs` walks the state
+/// schema against the set): a timed park's `wakeAt`, a park's `condition`, a frame's
+/// `kind`, the `null` an absent input, output or error folds to, and the `pending`
+/// status of a log that has not started. Each is caught only by these vectors in
+/// `loom_vectors::wrong` (wake-at-off-by-one, park-condition-dropped, step-kind-dropped,
+/// absent-start-input-omitted, absent-output-omitted, absent-error-omitted,
+/// initial-status-running).
+fn field_cases() -> Vec<FoldCase> {
+    let mut v = Vec::new();
+    v.push(c("fields-timed-park-wake-at", &["REPLAY-10", "FOLD-07"], "1.21.0",
+        "A timed park records its wakeAt in the park record; an untimed park after the resume has none.",
+        vec![started(), step_started("a"), step_completed("a", json!(1)), suspended_timed("SLEEP", 5000)]).spec());
+    v.push(c("fields-timed-park-then-untimed", &["REPLAY-10", "FOLD-07", "FOLD-11"], "1.21.0",
+        "A timed park, its resume, then an untimed park: the second park record carries no wakeAt.",
+        vec![started(), suspended_timed("SLEEP", 5000), resumed(json!({"firedAt": 5000})), suspended("APPROVE")]).spec());
+    v.push(
+        c(
+            "fields-condition-park",
+            &["FOLD-07"],
+            "1.21.0",
+            "A park with a condition records the condition object in the park record.",
+            vec![
+                started(),
+                ev(
+                    "EXECUTION_SUSPENDED",
+                    json!({"on": "WAIT_FOR", "condition": {"topic": "orders", "count": 2}}),
+                ),
+            ],
+        )
+        .spec(),
+    );
+    v.push(
+        c(
+            "fields-step-kind",
+            &["FOLD-08"],
+            "1.15.0",
+            "A STEP_STARTED with kind records it on the frame, next to toolId and input.",
+            vec![
+                started(),
+                ev(
+                    "STEP_STARTED",
+                    json!({"stepId": "a", "toolId": "tool", "kind": "effect", "input": {"x": 1}}),
+                ),
+            ],
+        )
+        .spec(),
+    );
+    v.push(c("fields-started-without-input", &["FOLD-26", "FOLD-14"], "1.15.0",
+        "An EXECUTION_STARTED without input: _input is what the reference records for an absent field.",
+        vec![ev("EXECUTION_STARTED", json!({})), step_started("a")]).accepts(&["GAP-01"]));
+    v.push(c("fields-step-completed-without-output", &["FOLD-08", "FOLD-48"], "1.15.0",
+        "A STEP_COMPLETED without output: the frame's output is what the reference records for an absent field.",
+        vec![started(), step_started("a"), ev("STEP_COMPLETED", json!({"stepId": "a"}))]).accepts(&["GAP-01"]));
+    v.push(c("fields-step-failed-without-error", &["FOLD-08", "FOLD-09"], "1.21.0",
+        "A STEP_FAILED without error: the frame's error is what the reference records for an absent field, and the execution keeps running.",
+        vec![started(), step_started("a"), ev("STEP_FAILED", json!({"stepId": "a"}))]).accepts(&["GAP-01"]));
+    v.push(c("fields-pending-before-start", &["FOLD-04"], "1.15.0",
+        "A log whose only event is of a kind the fold does not know has not started: the status stays pending.",
+        vec![ev("CUSTOM_AUDIT_NOTE", json!({"note": "before start"}))]).rests_on(&["GAP-12"]));
+    // Found by one-line mutants of the Node example kernel (tests/node_kernel_mutants.rs).
+    v.push(c("fields-typed-failure-without-payload", &["FOLD-16", "TYPED-17"], "1.21.0",
+        "A typed STEP_FAILED without payload: the frame's errorPayload is null next to its errorChannel.",
+        vec![started(), step_started("a"), ev("STEP_FAILED", json!({"stepId": "a", "error": "TypedFailure(declined)", "channel": "declined"}))]).spec());
+    v.push(c("fields-resettled-frame-drops-old-output", &["FOLD-08", "FOLD-48"], "1.21.0",
+        "A frame that completed and then fails again keeps no output: settling clears what the last settle wrote.",
+        vec![started(), step_started("a"), step_completed("a", json!({"v": 1})), step_failed("a")]).spec());
+    v.push(
+        c(
+            "fields-park-without-waits-clears-waits",
+            &["FOLD-27"],
+            "1.23.0",
+            "A park with waits, then a park without waits: _waits goes with the first park's list.",
+            vec![
+                started(),
+                ev(
+                    "EXECUTION_SUSPENDED",
+                    json!({"on": "WAIT", "waits": [{"waitId": "w1", "topic": "a"}]}),
+                ),
+                suspended("APPROVE"),
+            ],
+        )
+        .spec(),
+    );
+    let custom: serde_json::Map<String, Value> = (0..loom_kernel::limits::RESOURCE_CUSTOM_KEYS_MAX)
+        .map(|i| (format!("k{i:02}"), json!(1)))
+        .collect();
+    v.push(c("fields-custom-resource-cap", &["RES-01", "FOLD-29"], "1.23.0",
+        "64 custom meters, then a meter naming a 65th and one already held: the 65th is not added, the held one sums.",
+        vec![started(), ev("RESOURCE_METERED", json!({"custom": custom})), ev("RESOURCE_METERED", json!({"custom": {"k99": 5, "k00": 2}}))]).rests_on(&["GAP-06", "GAP-12"]));
+    v.push(c("fields-quarantine-same-id-twice-and-on-two-topics", &["FOLD-41", "FOLD-43"], "1.25.0",
+        "A message id held twice on one topic is held once; the same id on another topic is a second entry.",
+        vec![started(),
+            ev("INBOX_QUARANTINED", json!({"topic": "t", "messageId": "m1"})).kernel(),
+            ev("INBOX_QUARANTINED", json!({"topic": "t", "messageId": "m1"})).kernel(),
+            ev("INBOX_QUARANTINED", json!({"topic": "u", "messageId": "m1"})).kernel()]).rests_on(&["GAP-12"]));
     v
 }
 

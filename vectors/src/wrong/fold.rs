@@ -49,6 +49,13 @@ pub fn is_fold_bug(bug: Bug) -> bool {
             | Bug::AutoReleaseWithoutDeliver
             | Bug::Gate125OneMinorLate
             | Bug::PrototypeNamesPresent
+            | Bug::WakeAtOffByOne
+            | Bug::ParkConditionDropped
+            | Bug::StepKindDropped
+            | Bug::AbsentStartInputOmitted
+            | Bug::AbsentOutputOmitted
+            | Bug::AbsentErrorOmitted
+            | Bug::InitialStatusRunning
     )
 }
 
@@ -71,6 +78,10 @@ pub fn fold_events(
     events: Vec<EventEnvelope>,
 ) -> ExecutionState {
     let mut state = state;
+    // A kernel whose empty state says `running`: only a log that never starts shows it.
+    if bug == Bug::InitialStatusRunning && state == ExecutionState::new() {
+        state.status = Status::Running;
+    }
     // The 1.25 gate one minor late: folding as 1.25 is folding as 1.24.
     let version = match (bug, FoldVersion::from_minor(24)) {
         (Bug::Gate125OneMinorLate, Some(v24))
@@ -150,6 +161,11 @@ pub(crate) fn before_fold(bug: Bug, mut e: EventEnvelope) -> Option<EventEnvelop
                 e.metadata
                     .get_or_insert_with(Map::new)
                     .insert("kernel".into(), Value::Bool(true));
+            }
+        }
+        Bug::StepKindDropped if ty == "STEP_STARTED" => {
+            if let Some(m) = payload_obj(&mut e) {
+                m.remove("kind");
             }
         }
         Bug::SealedEventSkipped if e.metadata.as_ref().is_some_and(|m| m.contains_key("seal")) => {
@@ -325,6 +341,38 @@ pub(crate) fn after_fold(
             }
         }
         Bug::UnknownKindBookkeeping if !is_known_event_type(ty) && !acted => bookkeep(state, e),
+        Bug::WakeAtOffByOne | Bug::ParkConditionDropped if ty == "EXECUTION_SUSPENDED" => {
+            if let Some(Value::Object(mut park)) = state.variables.get(keys::SUSPENDED_ON).cloned()
+            {
+                if bug == Bug::ParkConditionDropped {
+                    park.remove("condition");
+                } else if let Some(w) = park.get("wakeAt").and_then(Value::as_i64) {
+                    park.insert("wakeAt".into(), Value::from(w.saturating_add(1)));
+                }
+                state.variables.set(keys::SUSPENDED_ON, Value::Object(park));
+            }
+        }
+        Bug::AbsentStartInputOmitted
+            if ty == "EXECUTION_STARTED" && acted && e.payload.get("input").is_none() =>
+        {
+            state.variables.remove(keys::INPUT);
+        }
+        Bug::AbsentOutputOmitted | Bug::AbsentErrorOmitted => {
+            let (kind, field) = if bug == Bug::AbsentOutputOmitted {
+                ("STEP_COMPLETED", "output")
+            } else {
+                ("STEP_FAILED", "error")
+            };
+            if ty == kind && e.payload.get(field).is_none() {
+                if let Some(f) = step.and_then(|s| state.frames.get_mut(s)) {
+                    if field == "output" {
+                        f.output = None;
+                    } else {
+                        f.error = None;
+                    }
+                }
+            }
+        }
         Bug::ResourceSumsRounded if ty == "RESOURCE_METERED" => {
             if let Some(Value::Object(acc)) = state.variables.get(keys::RESOURCES).cloned() {
                 state

@@ -108,7 +108,7 @@ bugs! {
     /// A kernel-stamped `EXECUTION_CONTINUED` records `_continuedTo` but leaves the status.
     ContinuedNotTerminal = "continued-not-terminal", "fold status moves", FOLDS, ["FOLD-23"], false;
     /// A second `STEP_FAILED` while parked (with `_failedWhileParked` already set) fails the execution.
-    SecondParkedFailureFails = "second-parked-failure-fails", "fold status moves", FOLDS, ["FOLD-09", "FOLD-10"], true;
+    SecondParkedFailureFails = "second-parked-failure-fails", "fold status moves", FOLDS, ["FOLD-09", "FOLD-10"], false;
     /// A null resume re-opens a failed or completed execution but not a cancelled one.
     CancelledNotReopened = "cancelled-not-reopened", "fold status moves", FOLDS, ["FOLD-20", "FOLD-07"], true;
     // ---- fold: _resumePayloads -----------------------------------------------------
@@ -186,6 +186,22 @@ bugs! {
     /// its first record gets no `seq`. No fixed vector names a decision so; the
     /// campaign's hostile-names family does.
     PrototypeNamesPresent = "prototype-names-present", "hostile names", FOLDS, ["FOLD-38"], true;
+    // ---- fold: state fields only the field-coverage vectors hold ------------------------
+    /// A timed park's `wakeAt` is recorded one millisecond late (`wakeAt + 1`).
+    WakeAtOffByOne = "wake-at-off-by-one", "park record", FOLDS, ["REPLAY-10"], false;
+    /// A park's `condition` is not kept in the park record.
+    ParkConditionDropped = "park-condition-dropped", "park record", FOLDS, ["FOLD-07"], false;
+    /// `STEP_STARTED.kind` is not copied onto the frame.
+    StepKindDropped = "step-kind-dropped", "frame fields", FOLDS, ["FOLD-08"], false;
+    /// An `EXECUTION_STARTED` without `input` leaves `_input` out instead of `null`.
+    AbsentStartInputOmitted = "absent-start-input-omitted", "absent-field defaults", FOLDS, ["FOLD-26"], false;
+    /// A `STEP_COMPLETED` without `output` leaves the frame's `output` out instead of `null`.
+    AbsentOutputOmitted = "absent-output-omitted", "absent-field defaults", FOLDS, ["FOLD-08"], false;
+    /// A `STEP_FAILED` without `error` leaves the frame's `error` out instead of `null`.
+    AbsentErrorOmitted = "absent-error-omitted", "absent-field defaults", FOLDS, ["FOLD-09"], false;
+    /// The initial state is `running`, not `pending` (every real log starts, so it shows
+    /// only on a log with no `EXECUTION_STARTED`).
+    InitialStatusRunning = "initial-status-running", "status", FOLDS, ["FOLD-04"], false;
     // ---- normalization and restore -----------------------------------------------------
     /// Older snapshots are restored as they are, without normalization.
     NormalizeSkipped = "normalize-skipped", "normalization", RESTORE, ["SNAP-03"], false;
