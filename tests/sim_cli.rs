@@ -101,7 +101,7 @@ fn place_04_loom_sim_store_sqlite_runs_a_sweep() {
 #[test]
 fn place_04_loom_sim_store_cmd_python_adapter_runs_a_sweep() {
     sweep_passes(
-        "cmd:python3 examples/python-sqlite-store/adapter.py",
+        "cmd:python3 examples/python-sqlite-store/adapter.py --lease-ms 1000",
         "3",
         "cmd",
     );

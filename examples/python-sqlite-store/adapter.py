@@ -13,11 +13,13 @@ one JSON response per line on stdout, answered in order:
 Logs go to stderr; stdout carries protocol lines only. Blobs (ContentStore) travel
 as standard base64 strings, because JSON has no bytes.
 
-Usage: python3 adapter.py [--db PATH] [--lie] [--lie-partial-stream]
+Usage: python3 adapter.py [--db PATH] [--lease-ms MS] [--lie] [--lie-partial-stream]
   --db PATH             keep the data in PATH (default: an in-memory database). Several
                         processes given the same PATH share it (store protocol 1.2:
                         hello answers sharedBackend: true, and `loom conform --clients N`
                         runs the concurrent cases against them)
+  --lease-ms MS         the dispatcher's lease duration (default 30000); `loom sim`, whose
+                        runs last about 26 simulated seconds, wants a shorter one (1000)
   --lie                 claim `storeNow` without implementing it (a deliberately broken
                         adapter, for the kit meta-tests: the probe must catch it)
   --lie-partial-stream  keep what an aborted putStream received (breaks the ADR 0059
@@ -948,6 +950,9 @@ def main(argv):
         arg = args.pop(0)
         if arg == "--db" and args:
             path = args.pop(0)
+        elif arg == "--lease-ms" and args:
+            global LEASE_DURATION_MS
+            LEASE_DURATION_MS = int(args.pop(0))
         elif arg == "--lie":
             lie = True
         elif arg == "--lie-partial-stream":

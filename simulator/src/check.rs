@@ -1,5 +1,25 @@
 //! The end-of-run invariants and their report results.
 
+/// How often the final check reads an execution's log before the read is an error (an
+/// adapter killed at the end starts again on the next call).
+pub const FINAL_READ_ATTEMPTS: usize = 3;
+
+/// The final log of `exec`, read through the harness's connection; `Err` when every
+/// attempt failed (an error of the read, never an empty log).
+pub fn final_read(
+    world: &crate::world::World,
+    exec: &str,
+) -> Result<Vec<loom_kernel::EventEnvelope>, loom_kernel::spi::StoreError> {
+    let mut last = None;
+    for _ in 0..FINAL_READ_ATTEMPTS {
+        match loom_kernel::runtime::block_on(world.events().read(exec)) {
+            Ok(log) => return Ok(log),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| loom_kernel::spi::StoreError::backend("no read was made")))
+}
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

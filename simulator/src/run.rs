@@ -20,7 +20,7 @@ use crate::schedule::{
     draw, schedule_json, setup_from_json, worker_name, Fault, Setup, FAULT_KINDS,
 };
 use crate::stats::{evidence, log_counts, trace_counts, SimStats};
-use crate::store::{SimStore, StoreSpec};
+use crate::store::SimStore;
 use crate::store_client;
 use crate::wire::{STORE_HOST, TARGET};
 use crate::world::{Book, Violation, World};
@@ -53,9 +53,24 @@ pub fn run_seed(seed: u64, config: &SimConfig) -> SimOutcome {
 fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     store_client::take_calls_timed_out();
     let schedule = schedule_json(seed, &setup);
-    let store = match SimStore::open_with(&config.store, seed, config.adapter) {
+    // Every host that calls the store gets a connection of its own (a real store).
+    let callers: Vec<String> = (0..setup.workers)
+        .map(worker_name)
+        .chain(["client".to_owned(), "dispatcher".to_owned()])
+        .collect();
+    let store = match SimStore::open_with(
+        &config.store,
+        seed,
+        &callers,
+        config.lease_ms,
+        config.adapter,
+    ) {
         Ok(s) => s,
-        Err(e) => return unrunnable(seed, schedule, &config.store, &e),
+        Err(e) => {
+            let store = &config.store;
+            let message = format!("seed {seed}: the store `{store}` could not be opened: {e}");
+            return unrunnable(seed, schedule, &message);
+        }
     };
     let dispatcher = MemoryDispatcher::with_lease_ms(config.lease_ms as i64)
         .unwrap_or_else(|_| MemoryDispatcher::new());
@@ -251,6 +266,8 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
             }
             world.trace(json!({ "t": now, "phase": "liveness" }));
         }
+        // A real store's answers to this step's requests land before the next step.
+        world.settle_store();
         match sim.step() {
             Ok(true) => break,
             Ok(false) => {}
@@ -283,8 +300,18 @@ fn finish(
     let mut logs = Vec::new();
     let scenarios = crate::workload::with_successors(&setup.scenarios);
     for s in &scenarios {
-        let log = block_on(world.events().read(&s.execution_id)).unwrap_or_default();
-        logs.push((s.execution_id.clone(), log));
+        match crate::check::final_read(world, &s.execution_id) {
+            Ok(log) => logs.push((s.execution_id.clone(), log)),
+            // A read that failed is an error of that read, never an empty log (which
+            // the checks would take for lost data).
+            Err(e) => {
+                let message = format!(
+                    "seed {seed}: the final read of {} failed: {e}",
+                    s.execution_id
+                );
+                return unrunnable(seed, schedule, &message);
+            }
+        }
     }
     let mut violations = std::mem::take(&mut world.book().violations);
     if let Some(e) = sim_error {
@@ -440,10 +467,11 @@ fn credited(seed: u64, results: Vec<CaseResult>, stats: &SimStats) -> Vec<CaseRe
         .collect()
 }
 
-/// The outcome of a seed whose store could not be opened: an `error` result per rule
-/// (the seed did not run; it is neither a pass nor a violation).
-fn unrunnable(seed: u64, schedule: Value, store: &StoreSpec, error: &str) -> SimOutcome {
-    let message = format!("seed {seed}: the store `{store}` could not be opened: {error}");
+/// The outcome of a seed whose store could not be opened or read back: an `error`
+/// result per rule (the seed did not run to a verdict; it is neither a pass nor a
+/// violation).
+fn unrunnable(seed: u64, schedule: Value, message: &str) -> SimOutcome {
+    let message = message.to_owned();
     SimOutcome {
         seed,
         trace: Vec::new(),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use loom_kernel::runtime::block_on;
-use loom_kernel::spi::{EventStore, FenceToken, Lease};
+use loom_kernel::spi::{EventStore, FenceToken, Lease, StoreError};
 use loom_kernel::{EventEnvelope, SnapshotRecord};
 use loom_stores::memory::{
     MemoryDispatcher, MemoryEventStore, MemorySnapshotStore, MemoryTimerStore,
@@ -14,7 +14,7 @@ use loom_stores::memory::{
 use serde_json::{json, Value};
 
 use crate::config::PlantedBug;
-use crate::store::SimStore;
+use crate::store::{run_op, Answer, Op, SimStore};
 use crate::workload::CRASH_POINTS;
 
 /// Most trace lines kept per seed; later operations are counted, not recorded.
@@ -223,6 +223,23 @@ impl World {
         }
         *self.events_cell.lock().unwrap_or_else(|p| p.into_inner()) =
             Arc::new(SimStore::Memory(fresh));
+    }
+
+    /// Runs `op` for `host`: inline on the in-memory stores, or on the host's own
+    /// connection to a real store (answered concurrently with the other hosts').
+    pub async fn call(&self, host: &str, op: Op) -> Result<Answer, StoreError> {
+        let store = self.events();
+        match &*store {
+            SimStore::Memory(m) => {
+                run_op(m, &self.timers, &self.snapshots, &self.dispatcher, op).await
+            }
+            SimStore::Real(r) => r.call(Some(host), op).await,
+        }
+    }
+
+    /// Waits for every request in flight to a real store (before each step).
+    pub fn settle_store(&self) {
+        self.events().settle();
     }
 
     /// The clock offset of `host` from store time, ms.

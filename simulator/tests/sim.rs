@@ -280,7 +280,7 @@ fn place_04_place_05_spi_23_sqlite_store_under_simulation() {
 #[test]
 fn place_04_place_05_spi_23_python_store_adapter_under_simulation() {
     sweep_store_passes(
-        "cmd:python3 ../examples/python-sqlite-store/adapter.py",
+        "cmd:python3 ../examples/python-sqlite-store/adapter.py --lease-ms 1000",
         0..2,
     );
 }
@@ -298,7 +298,7 @@ fn place_04_place_05_spi_23_postgres_store_under_simulation() {
 #[test]
 fn place_05_python_store_adapter_accepting_stale_fences_is_caught() {
     let config = SimConfig {
-        store: "cmd:python3 tests/data/stale_fence_adapter.py"
+        store: "cmd:python3 tests/data/stale_fence_adapter.py --lease-ms 1000"
             .parse()
             .expect("a store name"),
         ..stormy()
