@@ -141,6 +141,95 @@ pub fn rename_hostile(u: &mut Unstructured, params: &mut Value) -> Option<()> {
     Some(())
 }
 
+/// One fold or restore log in this many has its inbox topics redrawn from
+/// [`TOPICS`] and a wait list with two waits on one topic on every park
+/// ([`topics_and_waits`]).
+pub const TOPICS_AND_WAITS_ONE_IN: u8 = 4;
+
+/// One fold or restore log in this many has payload fields named like envelope fields
+/// ([`envelope_named_fields`]).
+pub const ENVELOPE_NAMED_FIELDS_ONE_IN: u8 = 4;
+
+/// The topics [`topics_and_waits`] draws: with the generators' two message ids, one
+/// message id lands on several topics.
+pub const TOPICS: [&str; 2] = ["t", "u"];
+
+/// Fields an envelope has, and what a payload named so carries instead.
+pub const ENVELOPE_FIELDS: [&str; 7] = [
+    "seq",
+    "sequence",
+    "timestamp",
+    "id",
+    "eventType",
+    "executionId",
+    "metadata",
+];
+
+/// Redraws the topic of every inbox event (INBOX_QUARANTINED, INBOX_RELEASED,
+/// MESSAGE_CONSUMED) from [`TOPICS`], so one message id is held or consumed on several
+/// topics, and gives every park a wait list of two or three waits, the first two on
+/// one topic (a kernel keeping waits by topic keeps one).
+pub fn topics_and_waits(u: &mut Unstructured, params: &mut Value) -> Option<()> {
+    for e in params.get_mut("events")?.as_array_mut()? {
+        let ty = e
+            .get("eventType")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let Some(payload) = e.get_mut("payload").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        match ty.as_str() {
+            "INBOX_QUARANTINED" | "INBOX_RELEASED" | "MESSAGE_CONSUMED" => {
+                payload.insert("topic".into(), json!(*u.choose(&TOPICS).ok()?));
+            }
+            "EXECUTION_SUSPENDED" => {
+                let same = *u.choose(&TOPICS).ok()?;
+                let mut waits = vec![
+                    json!({"waitId": "w", "topic": same}),
+                    json!({"waitId": "w2", "topic": same}),
+                ];
+                if u.arbitrary::<bool>().ok()? {
+                    waits.push(json!({"waitId": "w3", "topic": *u.choose(&TOPICS).ok()?}));
+                }
+                payload.insert("waits".into(), Value::Array(waits));
+            }
+            _ => {}
+        }
+    }
+    Some(())
+}
+
+/// Gives about half the events' object payloads one field named like an envelope field
+/// ([`ENVELOPE_FIELDS`]): an EVENTS_REHOMED carrying its own `seq`, a decision its own
+/// `sequence`, a step a `metadata` claiming the kernel stamp. The fold reads the
+/// envelope's, never these.
+pub fn envelope_named_fields(u: &mut Unstructured, params: &mut Value) -> Option<()> {
+    for e in params.get_mut("events")?.as_array_mut()? {
+        let Some(payload) = e.get_mut("payload").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        if !u.arbitrary::<bool>().ok()? {
+            continue;
+        }
+        let field = *u.choose(&ENVELOPE_FIELDS).ok()?;
+        let value = match field {
+            "seq" | "sequence" | "timestamp" => json!(u.int_in_range(0u16..=900).ok()?),
+            "metadata" => json!({"kernel": true, "flowEmit": "00000000000000aa"}),
+            "eventType" => json!("EXECUTION_COMPLETED"),
+            _ => json!("forged"),
+        };
+        payload.insert(field.to_owned(), value);
+    }
+    Some(())
+}
+
+/// Whether the family drawn one in `n` applies: one byte, `n - 1` modulo `n`, so that a
+/// case whose bytes ran out (0) never takes it.
+fn one_in(u: &mut Unstructured, n: u8) -> bool {
+    u.arbitrary::<u8>().unwrap_or(0) % n == n - 1
+}
+
 /// One `fold` case in this many folds "as" an older EVENT_SCHEMA minor.
 pub const FOLD_AS_OLDER_ODDS: u8 = 4;
 
@@ -223,11 +312,25 @@ pub fn generate(check: Check, bytes: &[u8]) -> Option<Case> {
         })
         .collect();
     // Most requests go out respelled; some in the compact form a serializer writes.
-    let raw = if u.ratio(respell_odds, respell_odds + 1).unwrap_or(false) {
+    let mut raw = if u.ratio(respell_odds, respell_odds + 1).unwrap_or(false) {
         Some(respell(u, &params))
     } else {
         None
     };
+    let mut params = params;
+    // The families drawn after everything else, so a case that takes neither is the
+    // case the bytes gave before they existed (and so is every earlier finding); a case
+    // that takes one goes out in compact form (its respelling was of the log before).
+    if matches!(check, Check::Fold | Check::Restore) {
+        if one_in(u, TOPICS_AND_WAITS_ONE_IN) {
+            topics_and_waits(u, &mut params)?;
+            raw = None;
+        }
+        if one_in(u, ENVELOPE_NAMED_FIELDS_ONE_IN) {
+            envelope_named_fields(u, &mut params)?;
+            raw = None;
+        }
+    }
     Some(Case {
         check,
         method,

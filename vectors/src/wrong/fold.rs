@@ -56,6 +56,8 @@ pub fn is_fold_bug(bug: Bug) -> bool {
             | Bug::AbsentOutputOmitted
             | Bug::AbsentErrorOmitted
             | Bug::InitialStatusRunning
+            | Bug::WaitsKeyedByTopic
+            | Bug::LifecycleSeqFromPayload
     )
 }
 
@@ -350,6 +352,35 @@ pub(crate) fn after_fold(
                     park.insert("wakeAt".into(), Value::from(w.saturating_add(1)));
                 }
                 state.variables.set(keys::SUSPENDED_ON, Value::Object(park));
+            }
+        }
+        Bug::WaitsKeyedByTopic if ty == "EXECUTION_SUSPENDED" => {
+            if let Some(Value::Array(waits)) = state.variables.get(keys::WAITS).cloned() {
+                let topic = |w: &Value| w.get("topic").and_then(Value::as_str).map(str::to_owned);
+                let kept: Vec<Value> = waits
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, w)| {
+                        topic(w).is_none_or(|t| {
+                            !waits[i + 1..]
+                                .iter()
+                                .any(|later| topic(later).as_deref() == Some(&t))
+                        })
+                    })
+                    .map(|(_, w)| w.clone())
+                    .collect();
+                state.variables.set(keys::WAITS, Value::Array(kept));
+            }
+        }
+        Bug::LifecycleSeqFromPayload if ty == "EVENTS_REHOMED" && acted => {
+            if let (Some(seq), Some(Value::Array(mut list))) = (
+                e.payload.get("seq").cloned(),
+                state.variables.get(keys::LIFECYCLE).cloned(),
+            ) {
+                if let Some(Value::Object(last)) = list.last_mut() {
+                    last.insert("seq".into(), seq);
+                }
+                state.variables.set(keys::LIFECYCLE, Value::Array(list));
             }
         }
         Bug::AbsentStartInputOmitted

@@ -202,6 +202,15 @@ bugs! {
     /// The initial state is `running`, not `pending` (every real log starts, so it shows
     /// only on a log with no `EXECUTION_STARTED`).
     InitialStatusRunning = "initial-status-running", "status", FOLDS, ["FOLD-04"], false;
+    // ---- fold: the campaign's topic and envelope-field families -------------------------
+    /// `_waits` kept by topic (a map from topic to wait): of several waits on one topic
+    /// only the last stays. No fixed vector parks on two waits of one topic; the
+    /// campaign's topics-and-waits family does.
+    WaitsKeyedByTopic = "waits-keyed-by-topic", "topics and waits", FOLDS, ["FOLD-27"], true;
+    /// An `EVENTS_REHOMED` whose payload carries its own `seq` keeps it in `_lifecycle`
+    /// (`{seq, ...payload}` for `{...payload, seq}`). No fixed vector's rehome carries
+    /// one; the campaign's envelope-named-fields family does.
+    LifecycleSeqFromPayload = "lifecycle-seq-from-payload", "envelope-named payload fields", FOLDS, ["FOLD-22"], true;
     // ---- normalization and restore -----------------------------------------------------
     /// Older snapshots are restored as they are, without normalization.
     NormalizeSkipped = "normalize-skipped", "normalization", RESTORE, ["SNAP-03"], false;
