@@ -11,7 +11,9 @@
 //! document up before it inserts it) each fail the case citing their rule, and only that
 //! concurrent case; the same adapter without the bug passes; an
 //! adapter whose processes do not share a backend (the example without `--db`) and a
-//! run with one client skip the concurrent cases, visibly, never pass them.
+//! run with one client skip the concurrent cases, visibly, never pass them. A failed case
+//! writes a replay file of its interleaving that fails again (`loom conform --replay`)
+//! while the bug is there and passes against the adapter without it.
 
 use std::path::Path;
 use std::process::Output;
@@ -159,6 +161,82 @@ fn spi_20_racing_compare_and_set_catches_a_put_that_checks_then_writes(python: &
     );
 }
 
+/// Replays `file` against `store` (`None`: the store the file names) and returns the run
+/// and the replayed case's result.
+fn replay(file: &Path, store: Option<&str>, out: &Path) -> (Output, serde_json::Value) {
+    let mut args = vec![
+        "conform",
+        "--replay",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--out",
+    ];
+    args.push(out.to_str().unwrap());
+    if let Some(s) = store {
+        args.extend(["--store", s]);
+    }
+    let o = loom(&args);
+    let text = std::fs::read_to_string(out.join("report.json"))
+        .unwrap_or_else(|e| panic!("report.json: {e}\n{}", show(&o)));
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let results = report["results"].as_array().cloned().unwrap_or_default();
+    assert_eq!(results.len(), 1, "{results:#?}");
+    (o, results[0].clone())
+}
+
+/// Replays of a failed concurrent case: the failure writes a replay file and prints the
+/// command; every replay runs the same case with the same clients under the recorded
+/// interleaving and fails again by the same rule; the same file against the adapter
+/// without the bug passes.
+fn concurrency_a_failed_case_writes_a_replay_that_fails_again_until_fixed(python: &str) {
+    for (bug, case, rule) in [
+        (
+            "racy-state-put",
+            "spi_20_racing_compare_and_set_one_winner_per_version",
+            "SPI-20",
+        ),
+        (
+            "racy-renew",
+            "place_02_renew_races_lease_expiry",
+            "PLACE-02",
+        ),
+    ] {
+        let dir = scratch(&format!("replay-{bug}"));
+        let store = buggy_variant(python, bug, Some(&dir.join("shared.db")));
+        let (o, results) = conform(&store, CLIENTS, &dir.join("run"));
+        assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+        let r = status_of(&results, case);
+        assert_eq!(r["status"], "fail", "{r:#}");
+        let file = dir
+            .join("run")
+            .join(format!("concurrency-replay-{case}.json"));
+        assert!(file.is_file(), "{r:#}");
+        let reproduce = r["reproduce"].as_str().unwrap();
+        assert!(
+            reproduce.contains("--replay") && reproduce.contains(file.to_str().unwrap()),
+            "{reproduce}"
+        );
+        for i in 0..REPLAYS {
+            let (o, again) = replay(&file, None, &dir.join(format!("again-{i}")));
+            assert_eq!(o.status.code(), Some(1), "{bug} replay {i}: {}", show(&o));
+            assert_eq!(again["case_id"], case);
+            assert_eq!(again["status"], "fail", "{again:#}");
+            assert!(again["rules"].as_array().unwrap().iter().any(|x| x == rule));
+            assert!(
+                again["message"].as_str().unwrap().contains("interleaving"),
+                "{again:#}"
+            );
+        }
+        let fixed = buggy_variant(python, "faithful", Some(&dir.join("fixed.db")));
+        let (o, passed) = replay(&file, Some(&fixed), &dir.join("fixed"));
+        assert_eq!(o.status.code(), Some(0), "{bug} fixed: {}", show(&o));
+        assert_eq!(passed["status"], "pass", "{passed:#}");
+    }
+}
+
+/// Replays each failure file this many times: each must fail.
+const REPLAYS: usize = 3;
+
 fn concurrency_the_faithful_adapter_on_one_file_passes_every_concurrent_case(python: &str) {
     let dir = scratch("faithful");
     let (o, results) = conform(
@@ -263,6 +341,11 @@ fn main() -> std::process::ExitCode {
             Tool::Python3,
             "spi_20_racing_upserts_catch_an_upsert_that_looks_before_it_inserts",
             spi_20_racing_upserts_catch_an_upsert_that_looks_before_it_inserts,
+        ),
+        needs(
+            Tool::Python3,
+            "concurrency_a_failed_case_writes_a_replay_that_fails_again_until_fixed",
+            concurrency_a_failed_case_writes_a_replay_that_fails_again_until_fixed,
         ),
         needs(
             Tool::Python3,

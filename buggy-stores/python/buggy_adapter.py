@@ -389,12 +389,13 @@ def _():
 # which drive one client, pass them.
 
 
-def _between_transactions(store):
+def _between_transactions(store, pause_s=0.001):
     """End the request's transaction and start another: what a client without a
     transaction or compare-and-set does between its read and its write. The pause only
-    widens the window another process's request falls into."""
+    widens the window another process's request falls into (a case that races one
+    request per client, not many, needs a wider one to lose the race reliably)."""
     store.db.execute("COMMIT")
-    time.sleep(0.001)
+    time.sleep(pause_s)
     store.db.execute("BEGIN IMMEDIATE")
 
 
@@ -489,7 +490,7 @@ def _():
             lost.commit = True
             raise lost
         new_deadline = min(now_ms + a.LEASE_DURATION_MS, 2**63 - 1)
-        _between_transactions(self)
+        _between_transactions(self, pause_s=0.02)
         self.db.execute("UPDATE dispatch SET queue_position = NULL, lease_id = ?, target = ?, worker_id = ?, "
                         "deadline_ms = ? WHERE dispatch_id = ?",
                         (lease["leaseId"], lease["target"], lease["workerId"], new_deadline, lease["dispatchId"]))

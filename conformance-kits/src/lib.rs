@@ -42,6 +42,7 @@ pub mod lifecycle;
 #[doc(hidden)]
 pub mod macros;
 pub mod runner;
+pub mod schedule;
 pub mod stdio;
 
 pub use case::{CaseInfo, Ctx, Failure, Kit, Outcome, Verdict};

@@ -206,6 +206,10 @@ struct Session {
     restart_backend: Option<(String, Duration)>,
     /// Backend restarts run so far.
     backend_restarts: u64,
+    /// This process's client index on its backend (protocol 1.2).
+    client: usize,
+    /// The fleet's schedule this client records into or follows, if any.
+    schedule: Option<crate::schedule::Schedule>,
     /// The case the requests belong to (`kit/case`), for blame.
     tag: String,
     /// The first fault of the current case.
@@ -280,6 +284,8 @@ impl StdioStore {
                     .clone()
                     .map(|c| (c, config.restart_backend_timeout)),
                 backend_restarts: 0,
+                client: config.client_index,
+                schedule: None,
                 tag: String::new(),
                 fault: None,
                 blames: Vec::new(),
@@ -364,6 +370,12 @@ impl StdioStore {
         s.fault = None;
     }
 
+    /// Makes this client record its calls into `schedule`, or follow it when it is being
+    /// replayed (`None`: neither).
+    pub fn set_schedule(&self, schedule: Option<crate::schedule::Schedule>) {
+        lock(&self.session).schedule = schedule;
+    }
+
     /// Takes the fault recorded for the current case, if any.
     pub fn take_fault(&self) -> Option<Fault> {
         let mut s = lock(&self.session);
@@ -411,7 +423,14 @@ impl StdioStore {
     pub fn call(&self, method: &str, params: Value) -> Result<Value, StoreError> {
         let mut s = lock(&self.session);
         let tag = s.tag.clone();
+        let gate = s.schedule.clone().map(|g| (g, s.client));
+        if let Some((g, client)) = &gate {
+            g.step(*client, crate::schedule::At::Send, method);
+        }
         let outcome = s.adapter.call(&tag, method, &params);
+        if let Some((g, client)) = &gate {
+            g.step(*client, crate::schedule::At::Answer, method);
+        }
         s.collect_blames();
         let answer = match outcome {
             Ok(answer) => answer,

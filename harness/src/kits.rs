@@ -62,6 +62,11 @@ pub struct KitOptions {
     /// A command that restarts a `cmd:` adapter's backend after each deliberate kill of
     /// the durability kit (`--restart-backend`); `None` restarts only the adapter.
     pub restart_backend: Option<String>,
+    /// Where a failed concurrent case against a `cmd:` store writes its replay file
+    /// (`None`: nowhere).
+    pub replay_dir: Option<std::path::PathBuf>,
+    /// Replay this failed concurrent case's interleaving instead of recording one.
+    pub concurrency_replay: Option<crate::concurrency_replay::ReplayFile>,
 }
 
 impl KitOptions {
@@ -77,6 +82,8 @@ impl KitOptions {
             cases_per_kit: None,
             clients: loom_conformance::kits::concurrency::CLIENTS_DEFAULT,
             restart_backend: None,
+            replay_dir: None,
+            concurrency_replay: None,
         }
     }
 }
@@ -151,6 +158,9 @@ struct Run {
     kits: Vec<String>,
     clients: usize,
     restart_backend: Option<String>,
+    store: String,
+    replay_dir: Option<std::path::PathBuf>,
+    concurrency_replay: Option<crate::concurrency_replay::ReplayFile>,
 }
 
 impl Run {
@@ -357,11 +367,132 @@ async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio
         timers: serves(stdio::SPI_TIMER_STORE),
         read_models: serves(stdio::SPI_READ_MODEL_STORE),
     };
-    let hooks = stdio::FleetHooks(&fleet);
-    run.kit::<_, ConcurrencyKit, _, _>(|_, _| ok(handles.clone()), &hooks)
-        .await;
+    let schedule = loom_conformance::schedule::Schedule::default();
+    for c in &fleet {
+        c.set_schedule(Some(schedule.clone()));
+    }
+    let hooks = ScheduleHooks {
+        inner: stdio::FleetHooks(&fleet),
+        schedule: schedule.clone(),
+        replay: run.concurrency_replay.as_ref().map(|f| f.steps.clone()),
+        current: std::cell::RefCell::new(String::new()),
+        recorded: std::cell::RefCell::new(std::collections::BTreeMap::new()),
+    };
+    let before = run.results.len();
+    // A replay enforces the order of the protocol's sends and answers, not the timing
+    // inside the store's processes, so it runs the case again, up to a bound, until the
+    // race goes the same way; a fixed store passes every attempt.
+    let attempts = if run.concurrency_replay.is_some() {
+        REPLAY_ATTEMPTS_MAX
+    } else {
+        1
+    };
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        run.results.truncate(before);
+        run.kit::<_, ConcurrencyKit, _, _>(|_, _| ok(handles.clone()), &hooks)
+            .await;
+        let failed = run.results[before..].iter().any(|r| r.status.is_failure());
+        if failed || attempt >= attempts {
+            break;
+        }
+    }
+    for c in &fleet {
+        c.set_schedule(None);
+    }
+    let recorded = hooks.recorded.into_inner();
+    for r in &mut run.results[before..] {
+        let Some((steps, divergence)) = recorded.get(&r.case_id) else {
+            continue;
+        };
+        if run.concurrency_replay.is_some() {
+            // The replay says how faithfully it re-ran the interleaving, and how often.
+            let how = match divergence {
+                None => format!(
+                    "followed the recorded interleaving of {} steps to the end",
+                    steps.len()
+                ),
+                Some(d) => format!(
+                    "followed the recorded interleaving until it diverged ({d}), then ran freely"
+                ),
+            };
+            let note = if r.status.is_failure() {
+                format!("the replay failed again on attempt {attempt} of at most {attempts}; the last attempt {how}")
+            } else {
+                format!("the replay passed all {attempts} attempts; the last attempt {how}")
+            };
+            r.message = Some(match r.message.take() {
+                Some(m) => format!("{m}\n{note}"),
+                None => note,
+            });
+            continue;
+        }
+        if r.status != loom_report::Status::Fail {
+            continue;
+        }
+        let Some(dir) = &run.replay_dir else {
+            continue;
+        };
+        let file = crate::concurrency_replay::ReplayFile {
+            kind: crate::concurrency_replay::KIND.into(),
+            version: crate::concurrency_replay::VERSION,
+            store: run.store.clone(),
+            clients: n,
+            case: r.case_id.clone(),
+            rules: r.rules.clone(),
+            message: r.message.clone().unwrap_or_default(),
+            steps: steps.clone(),
+        };
+        match file.write(dir) {
+            Ok(path) => {
+                r.reproduce = Some(format!(
+                    "loom conform --store {} --replay {}",
+                    crate::concurrency_replay::sh_quote(&run.store),
+                    crate::concurrency_replay::sh_quote(&path.display().to_string())
+                ));
+            }
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
     for c in &fleet[1..] {
         stdio::apply_shutdown(&mut run.results, c.shutdown());
+    }
+}
+
+/// How many times a concurrency replay runs its case under the recorded interleaving
+/// before it says the failure did not come back.
+pub const REPLAY_ATTEMPTS_MAX: usize = 10;
+
+/// A case's recorded steps and, in a replay, where it diverged from them.
+type CaseSchedule = (Vec<loom_conformance::schedule::Step>, Option<String>);
+
+/// The fleet's hooks, plus the schedule: recorded afresh (or set to replay) before each
+/// case, kept per case after it.
+struct ScheduleHooks<'a> {
+    inner: stdio::FleetHooks<'a>,
+    schedule: loom_conformance::schedule::Schedule,
+    replay: Option<Vec<loom_conformance::schedule::Step>>,
+    current: std::cell::RefCell<String>,
+    /// Per case id: its steps and, in a replay, where it diverged.
+    recorded: std::cell::RefCell<std::collections::BTreeMap<String, CaseSchedule>>,
+}
+
+impl CaseHooks for ScheduleHooks<'_> {
+    fn before_case(&self, kit: &str, case: &str, cx: &Ctx) -> Result<(), String> {
+        match &self.replay {
+            Some(steps) => self.schedule.replay(steps.clone()),
+            None => self.schedule.record(),
+        }
+        *self.current.borrow_mut() = case.to_string();
+        self.inner.before_case(kit, case, cx)
+    }
+    fn after_case(&self) -> Option<(loom_report::Status, String)> {
+        let case = self.current.borrow().clone();
+        self.recorded
+            .borrow_mut()
+            .insert(case, (self.schedule.steps(), self.schedule.divergence()));
+        self.inner.after_case()
     }
 }
 
@@ -397,6 +528,9 @@ pub(crate) fn run_selected(
         kits,
         clients: options.clients,
         restart_backend: options.restart_backend.clone(),
+        store: options.store.clone(),
+        replay_dir: options.replay_dir.clone(),
+        concurrency_replay: options.concurrency_replay.clone(),
     };
     let total: usize = KIT_CASES
         .iter()

@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod concurrency_replay;
 pub mod expected;
 pub mod fold;
 pub mod gates;

@@ -37,7 +37,7 @@ store or kit, a database that cannot be opened, an --out that cannot be written)
 pub struct ConformArgs {
     /// The store under test: memory, sqlite[:PATH], postgres://URL or cmd:"COMMAND"
     /// (yours, speaking the store protocol). Required: the kits judge the store you name.
-    #[arg(long, required_unless_present = "list")]
+    #[arg(long, required_unless_present_any = ["list", "replay"])]
     pub store: Option<String>,
     /// List the cases a run would run, per kit, with their rule ids, and run nothing
     /// (takes --kit and --case; needs no --store).
@@ -90,7 +90,9 @@ pub struct ConformArgs {
     /// Explore from this seed (default: from the clock; the report and the replay file name it).
     #[arg(long, value_name = "X", requires = "explore")]
     pub seed: Option<u64>,
-    /// Run a replay file written by --explore against the store: fails while the divergence is still there.
+    /// Run a replay file against the store: one written by --explore (fails while the divergence is
+    /// still there), or a failed concurrent case's (concurrency-replay-CASE.json: the same case, clients
+    /// and interleaving; fails while the race is still there). For the latter --store defaults to the file's.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["explore", "kit", "case", "baseline"])]
     pub replay: Option<PathBuf>,
 }
@@ -108,7 +110,40 @@ pub fn run(args: ConformArgs) -> u8 {
     if args.list {
         return list(&args);
     }
-    if args.explore || args.replay.is_some() {
+    // A replay file of a failed concurrent case re-runs that case under its recorded
+    // interleaving; any other replay file is the exploration's.
+    let mut args = args;
+    let mut concurrency_replay = None;
+    if let Some(path) = &args.replay {
+        match loom_harness::concurrency_replay::ReplayFile::read(path) {
+            Ok(Some(file)) => {
+                if args.store.is_none() {
+                    args.store = Some(file.store.clone());
+                }
+                args.kit = vec![loom_conformance::kits::concurrency::NAME.to_string()];
+                args.case = Some(format!(
+                    "{}/{}",
+                    loom_conformance::kits::concurrency::NAME,
+                    file.case
+                ));
+                args.clients = file.clients;
+                if !args.quiet {
+                    eprintln!(
+                        "replaying {} of the concurrency kit with {} clients under its recorded interleaving ({} steps)",
+                        file.case,
+                        file.clients,
+                        file.steps.len()
+                    );
+                }
+                concurrency_replay = Some(file);
+            }
+            Ok(None) => return super::explore::run(&args),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    } else if args.explore {
         return super::explore::run(&args);
     }
     let baseline = match args
@@ -140,6 +175,8 @@ pub fn run(args: ConformArgs) -> u8 {
         cases_per_kit: args.smoke.then_some(SMOKE_CASES_PER_KIT),
         clients: args.clients,
         restart_backend: args.restart_backend.clone(),
+        replay_dir: Some(out.clone()),
+        concurrency_replay,
     };
     let budget = options.budget.clone();
     let (results, hello) = match loom_harness::kits::run(&options) {
