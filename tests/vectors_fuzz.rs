@@ -4,6 +4,7 @@
 //! file fails again under `loom vectors run --extra` and passes once the kernel is
 //! fixed (the faithful variant of the same kernel).
 
+use loom_report::Status;
 use std::path::{Path, PathBuf};
 
 mod common;
@@ -122,6 +123,76 @@ fn emit_04_a_kernel_sorting_keys_by_code_point_is_found_written_and_replayed() {
     assert_eq!(fixed.status.code(), Some(0), "{}", show(&fixed));
 }
 
+/// `--fail-fast` stops the campaign at its first finding, as in `vectors run` and
+/// `conform`: the checks that had not run to their budget are skips saying why (never a
+/// pass, never the error of a check that sent nothing) and the run is partial. Without
+/// it every check runs its budget.
+fn conf_01_fuzz_fail_fast_stops_at_the_first_finding_and_says_what_did_not_run() {
+    let out = scratch("fail-fast");
+    let buggy = python_kernel("code-point");
+    let run = |dir: &str, stop: &[&str]| {
+        let mut args = vec![
+            "vectors",
+            "fuzz",
+            "--kernel-cmd",
+            &buggy,
+            "--cases-per-check",
+            "400",
+            "--seed",
+            "1",
+            "--quiet",
+            "--out",
+        ];
+        let dir = out.join(dir);
+        let dir = dir.to_str().unwrap().to_owned();
+        args.push(&dir);
+        args.extend(stop);
+        let o = loom(&args);
+        let r = loom_report::Report::load(Path::new(&dir).join("report.json"))
+            .unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
+        (o, r)
+    };
+    let (o, r) = run("stopped", &["--fail-fast"]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let fuzz: Vec<_> = r.results.iter().filter(|x| x.area == "fuzz").collect();
+    let failed: Vec<_> = fuzz.iter().filter(|x| x.status == Status::Fail).collect();
+    assert_eq!(failed.len(), 1, "{fuzz:#?}");
+    assert!(
+        failed[0].rules.iter().any(|x| x == "EMIT-04"),
+        "{:?}",
+        failed[0]
+    );
+    let not_run: Vec<_> = fuzz
+        .iter()
+        .filter(|x| x.status == Status::SkipUntestable)
+        .collect();
+    assert!(!not_run.is_empty(), "{fuzz:#?}");
+    for x in &not_run {
+        let m = x.message.as_deref().unwrap_or("");
+        assert!(
+            m.contains("not run: the run stopped after 1 failure"),
+            "{m}"
+        );
+    }
+    assert!(fuzz.iter().all(|x| x.status != Status::Error), "{fuzz:#?}");
+    let partial = r.partial_sentences().join("\n");
+    assert!(partial.contains("stopped after 1 failure"), "{partial}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("stopped early"));
+    // Without it, the other checks run their budget and pass.
+    let (o, r) = run("whole", &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let fuzz: Vec<_> = r.results.iter().filter(|x| x.area == "fuzz").collect();
+    assert!(
+        fuzz.iter()
+            .all(|x| matches!(x.status, Status::Fail | Status::Pass)),
+        "{fuzz:#?}"
+    );
+    assert!(fuzz.iter().filter(|x| x.status == Status::Pass).count() >= not_run.len());
+    // --max-fail N is the same limit, and both at once is a usage error.
+    let both = loom(&["vectors", "fuzz", "--fail-fast", "--max-fail", "2"]);
+    assert_eq!(both.status.code(), Some(2), "{}", show(&both));
+}
+
 fn main() -> std::process::ExitCode {
     use loom_test_support::{needs, run, test, Tool};
     run(vec![
@@ -132,6 +203,11 @@ fn main() -> std::process::ExitCode {
         test(
             "progress_into_a_log_is_plain_lines",
             progress_into_a_log_is_plain_lines,
+        ),
+        needs(
+            Tool::Python3,
+            "conf_01_fuzz_fail_fast_stops_at_the_first_finding_and_says_what_did_not_run",
+            |_| conf_01_fuzz_fail_fast_stops_at_the_first_finding_and_says_what_did_not_run(),
         ),
         needs(
             Tool::Python3,

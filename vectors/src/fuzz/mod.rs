@@ -146,6 +146,9 @@ pub struct FuzzReport {
     pub skipped: Vec<(Check, String)>,
     /// Why the campaign stopped early, if it did (the kernel stopped answering).
     pub aborted: Option<String>,
+    /// The campaign stopped at [`FuzzConfig::stop_after_findings`] (`--fail-fast`,
+    /// `--max-fail`): the checks without a finding did not run to their budget.
+    pub stopped_at_limit: bool,
     /// Per check, the cases whose answer differed from the reference's only where it
     /// rests on resolutions of open points the kernel does not claim (measured against
     /// the other readings, [`crate::readings::measure`]), and those points. Not
@@ -183,7 +186,28 @@ impl FuzzReport {
                 ));
                 continue;
             }
-            match self.findings.iter().find(|f| f.check == *check) {
+            let found = self.findings.iter().find(|f| f.check == *check);
+            let finished = config.cases_per_check.is_some_and(|per| n >= per);
+            if self.stopped_at_limit && found.is_none() && !finished {
+                // Cut short by the failure limit: not run to its budget, so neither a
+                // pass nor the error of a check that sent nothing.
+                let budget =
+                    loom_report::FailureBudget::new(config.stop_after_findings.map(|m| m as u64));
+                let mut r = budget.not_run(
+                    AREA,
+                    check.as_str(),
+                    &format!("fuzz-{}", check.as_str()),
+                    check.rules().iter().map(|r| (*r).to_owned()),
+                );
+                r.message = Some(format!(
+                    "{} after {n} cases (seed {})",
+                    r.message.unwrap_or_default(),
+                    config.seed
+                ));
+                out.push(r);
+                continue;
+            }
+            match found {
                 Some(f) => {
                     let d = &f.divergence;
                     let mut failure = Failure::values(d.expected.clone(), d.actual.clone());
@@ -419,6 +443,7 @@ pub fn run_campaign(
                 .stop_after_findings
                 .is_some_and(|n| report.findings.len() >= n)
             {
+                report.stopped_at_limit = true;
                 break;
             }
         }
