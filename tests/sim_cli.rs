@@ -247,3 +247,30 @@ fn loom_sim_fail_fast_stops_at_the_first_failing_seed() {
     assert_eq!(report.results.len(), 3 * loom_sim::RULES.len());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--hello-timeout-ms` reaches a `cmd:` adapter under simulation: one that never
+/// answers `hello` is ended at the limit given, and its seed is an error naming it.
+#[test]
+fn loom_sim_hello_timeout_ms_ends_an_adapter_that_never_answers() {
+    let dir = scratch("hello-timeout");
+    let o = loom(
+        &[
+            "sim",
+            "--store",
+            "cmd:sleep 30",
+            "--seeds",
+            "1",
+            "--hello-timeout-ms",
+            "300",
+            "--quiet",
+        ],
+        &dir,
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("not run: seed 0"), "{out}");
+    // The message names the limit given, not the default.
+    assert!(out.contains("did not answer hello"), "{out}");
+    assert!(out.contains("within 300 ms"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
