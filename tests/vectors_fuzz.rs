@@ -193,6 +193,69 @@ fn conf_01_fuzz_fail_fast_stops_at_the_first_finding_and_says_what_did_not_run()
     assert_eq!(both.status.code(), Some(2), "{}", show(&both));
 }
 
+/// An adapter that crashes under the campaign is reported as `vectors run` reports it:
+/// one finding for the check that crashed it, naming the adapter's own stderr, the
+/// input that crashed it written as a vector with the command to run it again; the
+/// crash is not shrunk, so the adapter's restarts are not used up and every other
+/// check runs its budget (before, shrinking used them up and every check reported
+/// "adapter broke … wrote nothing on stderr").
+fn conf_01_a_crash_under_fuzz_names_its_stderr_and_writes_the_crashing_input() {
+    let out = scratch("crash");
+    let crashing = format!(
+        "python3 {}/tests/adapters/hostile.py crash-on-ingress 0 -- {}",
+        env!("CARGO_MANIFEST_DIR"),
+        adapter()
+    );
+    let o = loom(&[
+        "vectors",
+        "fuzz",
+        "--kernel-cmd",
+        &crashing,
+        "--cases-per-check",
+        "100",
+        "--seed",
+        "1",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let r = loom_report::Report::load(out.join("report.json")).unwrap();
+    let fuzz: Vec<_> = r.results.iter().filter(|x| x.area == "fuzz").collect();
+    let bad: Vec<_> = fuzz.iter().filter(|x| x.status != Status::Pass).collect();
+    assert_eq!(bad.len(), 1, "{fuzz:#?}");
+    assert_eq!(bad[0].suite, "ingress", "{:?}", bad[0]);
+    let m = bad[0].message.as_deref().unwrap_or("");
+    assert!(m.contains("hostile proxy crashing on ingress"), "{m}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("--extra"), "{stdout}");
+    let files = files_under(&out.join("vectors"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(
+        files[0].to_str().unwrap().contains("/ingress/"),
+        "{files:?}"
+    );
+    // The written input crashes it again under `vectors run`, and the reference passes it.
+    let replay = |kernel: &str, dir: &str| {
+        loom(&[
+            "vectors",
+            "run",
+            "--kernel-cmd",
+            kernel,
+            "--extra",
+            out.join("vectors").to_str().unwrap(),
+            "--filter=-fuzz-",
+            "--quiet",
+            "--out",
+            out.join(dir).to_str().unwrap(),
+        ])
+    };
+    let again = replay(&crashing, "again");
+    assert_eq!(again.status.code(), Some(1), "{}", show(&again));
+    let fixed = replay(&adapter(), "fixed");
+    assert_eq!(fixed.status.code(), Some(0), "{}", show(&fixed));
+}
+
 fn main() -> std::process::ExitCode {
     use loom_test_support::{needs, run, test, Tool};
     run(vec![
@@ -203,6 +266,11 @@ fn main() -> std::process::ExitCode {
         test(
             "progress_into_a_log_is_plain_lines",
             progress_into_a_log_is_plain_lines,
+        ),
+        needs(
+            Tool::Python3,
+            "conf_01_a_crash_under_fuzz_names_its_stderr_and_writes_the_crashing_input",
+            |_| conf_01_a_crash_under_fuzz_names_its_stderr_and_writes_the_crashing_input(),
         ),
         needs(
             Tool::Python3,

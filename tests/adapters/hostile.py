@@ -61,6 +61,11 @@ for line in sys.stdin:
     if count == 0 and mode == "hello-no-newline":
         out(forward(line).rstrip("\n"))
         time.sleep(1000)
+    if mode == "crash-on-ingress" and req.get("method") == "ingress":
+        # Every ingress request, in every process: a traceback on stderr, then exit.
+        sys.stderr.write("Traceback (most recent call last):\nValueError: hostile proxy crashing on ingress\n")
+        sys.stderr.flush()
+        sys.exit(3)
     if count != n:
         out(forward(line))
         continue

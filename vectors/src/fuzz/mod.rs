@@ -491,6 +491,7 @@ fn run_batch(
     let calls = RefCell::new((0u64, 0u64, None::<u64>));
     let last: RefCell<Option<(Vec<u8>, Divergence)>> = RefCell::new(None);
     let broken: RefCell<Option<String>> = RefCell::new(None);
+    let crashed: RefCell<Option<(Vec<u8>, Divergence)>> = RefCell::new(None);
     let explained: RefCell<(u64, BTreeSet<String>)> = RefCell::new((0, BTreeSet::new()));
     let sent = RefCell::new(0u64);
     let result = runner.run(&strategy, |bytes: Vec<u8>| {
@@ -502,7 +503,7 @@ fn run_batch(
                 c.1 += 1;
             }
         }
-        if broken.borrow().is_some() {
+        if broken.borrow().is_some() || crashed.borrow().is_some() {
             return Ok(());
         }
         let Some(case) = cases::generate(check, &bytes) else {
@@ -516,6 +517,16 @@ fn run_batch(
             Ok(()) => Ok(()),
             Err(Stop::Broken(why)) => {
                 *broken.borrow_mut() = Some(why);
+                Ok(())
+            }
+            Err(Stop::Crashed(d)) => {
+                // The input that broke it, as sent: the batch stops here, unshrunk, so
+                // the adapter's restarts are left for the other checks.
+                let mut c = calls.borrow_mut();
+                if c.2.is_none() {
+                    c.2 = Some(c.0);
+                }
+                *crashed.borrow_mut() = Some((bytes, *d));
                 Ok(())
             }
             Err(Stop::Diverged(d)) if !claims.all => {
@@ -554,26 +565,29 @@ fn run_batch(
         }
     });
     let (generated, shrink_steps, first) = *calls.borrow();
-    let divergence = match result {
-        Err(TestError::Fail(_, minimal)) => {
-            // The last failing input is the shrinker's minimal one; only now is the
-            // divergence located in full (for a fold, the first differing prefix),
-            // which shrinking does not need.
-            let quick = last
-                .borrow()
-                .clone()
-                .filter(|(b, _)| *b == minimal)
-                .map(|(_, d)| d);
-            let detailed = cases::generate(check, &minimal).and_then(|case| {
-                let mut kernel = client.borrow_mut();
-                match check_case(&mut **kernel, &case, true) {
-                    Err(Stop::Diverged(d)) => Some(*d),
-                    _ => None,
-                }
-            });
-            detailed.or(quick).map(|d| (minimal, d))
-        }
-        _ => None,
+    let divergence = match (crashed.into_inner(), result) {
+        (Some(c), _) => Some(c),
+        (None, result) => match result {
+            Err(TestError::Fail(_, minimal)) => {
+                // The last failing input is the shrinker's minimal one; only now is the
+                // divergence located in full (for a fold, the first differing prefix),
+                // which shrinking does not need.
+                let quick = last
+                    .borrow()
+                    .clone()
+                    .filter(|(b, _)| *b == minimal)
+                    .map(|(_, d)| d);
+                let detailed = cases::generate(check, &minimal).and_then(|case| {
+                    let mut kernel = client.borrow_mut();
+                    match check_case(&mut **kernel, &case, true) {
+                        Err(Stop::Diverged(d)) => Some(*d),
+                        _ => None,
+                    }
+                });
+                detailed.or(quick).map(|d| (minimal, d))
+            }
+            _ => None,
+        },
     };
     let (resolution_cases, resolution_gaps) = explained.into_inner();
     BatchOutcome {
@@ -594,6 +608,9 @@ enum Stop {
     Diverged(Box<Divergence>),
     /// The kernel stopped answering altogether (restarts exhausted).
     Broken(String),
+    /// The adapter crashed, hung or wrote garbage on this input: a finding kept as sent,
+    /// not shrunk (every try would restart the adapter and use up its restarts).
+    Crashed(Box<Divergence>),
 }
 
 /// The open points a divergence rests on, when every difference is where the answer
@@ -664,15 +681,25 @@ fn call_failed(check: Check, e: CallError, expected: &Value) -> Stop {
             return Stop::Broken(m.clone());
         }
     }
-    Stop::Diverged(Box::new(Divergence {
+    let crashed = matches!(e, CallError::Broken(_) | CallError::Timeout(_));
+    let d = Box::new(Divergence {
         rule: call_rule(check),
         also: Vec::new(),
         index: None,
         path: None,
         expected: expected.clone(),
         actual: Value::String(e.to_string()),
-        message: format!("the kernel gave no answer where the reference answers: {e}"),
-    }))
+        message: if crashed {
+            format!("the kernel adapter broke on this input (kept as sent, not shrunk): {e}")
+        } else {
+            format!("the kernel gave no answer where the reference answers: {e}")
+        },
+    });
+    if crashed {
+        Stop::Crashed(d)
+    } else {
+        Stop::Diverged(d)
+    }
 }
 
 fn state(v: &Value) -> Value {
