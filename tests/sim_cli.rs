@@ -274,3 +274,49 @@ fn loom_sim_hello_timeout_ms_ends_an_adapter_that_never_answers() {
     assert!(out.contains("within 300 ms"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A failing seed is shrunk in at most `--shrink-runs` runs, with progress on standard
+/// error, and the printed replay command names `shrunk.json` and the store; with
+/// `--no-shrink` nothing is shrunk and the command names the whole `schedule.json`. The
+/// store is the example adapter that accepts stale fences (PLACE-05), which fails seed 1
+/// under `--stormy`.
+#[test]
+fn place_05_loom_sim_shrinks_within_its_budget_or_not_at_all() {
+    let dir = scratch("shrink");
+    let store = "cmd:python3 simulator/tests/data/stale_fence_adapter.py --lease-ms 1000";
+    let args = ["sim", "--store", store, "--seed", "1", "--stormy"];
+    let o = loom(
+        &[&args[..], &["--shrink-runs", "2"]].concat(),
+        &dir.join("a"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("PLACE-05"), "{out}");
+    assert!(dir.join("a/seed-1/shrunk.json").exists(), "{out}");
+    assert!(
+        out.contains("replay the shrunk run with `loom sim --store"),
+        "{out}"
+    );
+    assert!(
+        err.contains("shrinking seed 1: run 2 of at most 2"),
+        "{err}"
+    );
+    assert!(!err.contains("run 3 of"), "{err}");
+    let o = loom(
+        &[&args[..], &["--no-shrink", "--quiet"]].concat(),
+        &dir.join("b"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(!dir.join("b/seed-1/shrunk.json").exists(), "{out}");
+    assert!(dir.join("b/seed-1/schedule.json").exists(), "{out}");
+    assert!(out.contains("replay the whole run with"), "{out}");
+    assert!(out.contains("shrinking 0.0 s of it"), "{out}");
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -269,10 +269,10 @@ pub fn run(args: SimArgs) -> u8 {
             unrunnable.push(e.clone());
         }
         if !outcome.violations.is_empty() {
-            let started = std::time::Instant::now();
             let files = write_artifacts(&out, &outcome)
                 .and_then(|p| {
                     if shrink {
+                        let started = std::time::Instant::now();
                         // Keep the failure small: cut what it does not need, then write
                         // the file that replays it without the seed's draw.
                         let seed = outcome.seed;
@@ -283,6 +283,7 @@ pub fn run(args: SimArgs) -> u8 {
                                     "sim: shrinking seed {seed}: run {n} of at most {runs_max}"
                                 ));
                             });
+                        shrink_s += started.elapsed().as_secs_f64();
                         let text = serde_json::to_string_pretty(&small).unwrap_or_default();
                         std::fs::write(p.join("shrunk.json"), text)?;
                     }
@@ -313,7 +314,6 @@ pub fn run(args: SimArgs) -> u8 {
                     )
                 })
                 .unwrap_or_else(|e| format!("(files not written: {e})"));
-            shrink_s += started.elapsed().as_secs_f64();
             failing.push((outcome.seed, outcome.violations.clone(), files));
         }
         results.extend(outcome.results);
