@@ -256,6 +256,30 @@ fn conf_01_a_crash_under_fuzz_names_its_stderr_and_writes_the_crashing_input() {
     assert_eq!(fixed.status.code(), Some(0), "{}", show(&fixed));
 }
 
+/// A kernel that does not start or answer `hello` gets a report, as under `vectors
+/// run`: one error result naming the cause, exit 1.
+fn conf_01_a_failed_handshake_under_fuzz_writes_a_report() {
+    let out = scratch("handshake");
+    let o = loom(&[
+        "vectors",
+        "fuzz",
+        "--kernel-cmd",
+        "true",
+        "--cases",
+        "10",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let r = loom_report::Report::load(out.join("report.json"))
+        .unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
+    assert_eq!(r.results.len(), 1, "{:#?}", r.results);
+    assert_eq!(r.results[0].status, Status::Error);
+    assert_eq!(r.results[0].case_id, "adapter/handshake");
+    assert!(!r.results[0].message.as_deref().unwrap_or("").is_empty());
+}
+
 fn main() -> std::process::ExitCode {
     use loom_test_support::{needs, run, test, Tool};
     run(vec![
@@ -266,6 +290,10 @@ fn main() -> std::process::ExitCode {
         test(
             "progress_into_a_log_is_plain_lines",
             progress_into_a_log_is_plain_lines,
+        ),
+        test(
+            "conf_01_a_failed_handshake_under_fuzz_writes_a_report",
+            conf_01_a_failed_handshake_under_fuzz_writes_a_report,
         ),
         needs(
             Tool::Python3,

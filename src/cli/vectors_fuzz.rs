@@ -92,30 +92,36 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let mut client: Box<dyn KernelClient> = match &args.kernel_cmd {
-        None => Box::new(InProcessKernel::default()),
+    // A start or handshake that fails is a result in a written report, as under
+    // `vectors run`, not a run that leaves nothing behind.
+    let mut handshake: Option<String> = None;
+    let mut client: Option<Box<dyn KernelClient>> = match &args.kernel_cmd {
+        None => Some(Box::new(InProcessKernel::default())),
         Some(cmd) => {
             let mut c = KernelProcessConfig::new(cmd.clone());
             c.call_timeout_ms = args.timeout_ms;
             match KernelProcess::start(c) {
-                Ok(p) => Box::new(p),
+                Ok(p) => Some(Box::new(p)),
                 Err(e) => {
                     eprintln!("error: starting the kernel adapter `{cmd}`: {e}");
-                    super::abandon_out(&out);
-                    return EXIT_FAILED;
+                    handshake = Some(e.message);
+                    None
                 }
             }
         }
     };
     let mut line = super::ProgressLine::new(args.quiet);
-    let report = run_campaign(client.as_mut(), &config, &mut |p| {
-        line.update(&format!(
-            "fuzz: {} cases, {} finding(s), {:.1} s",
-            p.cases,
-            p.findings,
-            p.elapsed_ms as f64 / 1000.0
-        ));
-    });
+    let report = match client.as_mut() {
+        Some(client) => run_campaign(client.as_mut(), &config, &mut |p| {
+            line.update(&format!(
+                "fuzz: {} cases, {} finding(s), {:.1} s",
+                p.cases,
+                p.findings,
+                p.elapsed_ms as f64 / 1000.0
+            ));
+        }),
+        None => loom_vectors::fuzz::FuzzReport::default(),
+    };
     line.finish();
     drop(client);
     let vectors_dir = out.join("vectors");
@@ -147,7 +153,16 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
             "casesPerSecond": (report.cases_per_second() * 10.0).round() / 10.0,
         }),
     );
-    let results = report.results(&config);
+    let results = match &handshake {
+        None => report.results(&config),
+        Some(why) => vec![loom_report::CaseResult::error(
+            loom_vectors::fuzz::AREA,
+            loom_vectors::runner::ADAPTER_SUITE,
+            "adapter/handshake",
+            Vec::<String>::new(),
+            why.clone(),
+        )],
+    };
     let subject = match &args.kernel_cmd {
         Some(cmd) => loom_harness::subjects::foreign_kernel(cmd, None),
         None => loom_report::Subject::new(
@@ -227,7 +242,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         );
     }
     super::print_report_paths(&paths, &report_doc.digest);
-    if report.findings.is_empty() && report.aborted.is_none() {
+    if report.findings.is_empty() && report.aborted.is_none() && handshake.is_none() {
         EXIT_OK
     } else {
         EXIT_FAILED
