@@ -164,16 +164,22 @@ pub const CAMPAIGN_PLAIN: [&str; 3] = ["e0", "e1", "e2"];
 /// The campaign's ids for a case that draws `family` (`None`: the plain ones): three
 /// ids, the first two of which a store with the family's bug confuses or misorders.
 pub fn campaign_ids(family: Option<Family>) -> [String; 3] {
+    campaign_ids_under("e", family)
+}
+
+/// As [`campaign_ids`], each id starting with `prefix` (ids at the length limit stay
+/// within it): the concurrent campaign's fresh ids per round.
+pub fn campaign_ids_under(prefix: &str, family: Option<Family>) -> [String; 3] {
     match family {
-        None => CAMPAIGN_PLAIN.map(str::to_string),
+        None => ["0", "1", "2"].map(|s| format!("{prefix}{s}")),
         Some(f) => {
-            let ids = f.ids("e");
+            let ids = f.ids(prefix);
             let pick = |i: usize| ids[i.min(ids.len() - 1)].clone();
             match f {
                 // The two that sort apart by UTF-16 unit, and a third.
                 Family::Utf16Order => [pick(1), pick(2), pick(0)],
                 // "10" and "1e1" are equal under numeric affinity, "9" orders after.
-                Family::NumericLooking => ["e10".into(), "e1e1".into(), "e9".into()],
+                Family::NumericLooking => ["10", "1e1", "9"].map(|s| format!("{prefix}{s}")),
                 _ => [pick(0), pick(1), pick(2)],
             }
         }

@@ -234,6 +234,55 @@ fn explore_part(config: &CheckConfig) -> (Vec<CaseResult>, String) {
     }
 }
 
+/// Rounds of the concurrent campaign in the explore part (`loom check --store`); its time
+/// limit is the exploration's (`--explore-seconds`).
+pub const CAMPAIGN_ROUNDS_DEFAULT: u64 = 20;
+
+/// The concurrent campaign on the store with `--clients` clients, and its note.
+fn concurrent_campaign_part(config: &CheckConfig) -> (CaseResult, String) {
+    let mut options = crate::kits::KitOptions::new(&config.store);
+    options.limits = config.limits;
+    options.clients = config.clients;
+    let budget = loom_conformance::kits::concurrency_campaign::Budget {
+        rounds: CAMPAIGN_ROUNDS_DEFAULT,
+        time: std::time::Duration::from_secs(config.explore_seconds),
+    };
+    let case_id = crate::kits::campaign_case_id(config.seed);
+    match crate::kits::concurrent_campaign(&options, config.seed, budget) {
+        Ok((r, Some(o))) => {
+            let note = format!(
+                "concurrent campaign: {}, {} rounds, {} operations from {} clients in {:.1} s (budget {} rounds or {} s: --clients, --explore-seconds)",
+                r.status,
+                o.rounds,
+                o.operations,
+                config.clients,
+                o.elapsed.as_secs_f64(),
+                budget.rounds,
+                budget.time.as_secs()
+            );
+            (r, note)
+        }
+        Ok((r, None)) => {
+            let note = format!(
+                "concurrent campaign: {} ({})",
+                r.status,
+                r.message.clone().unwrap_or_default()
+            );
+            (r, note)
+        }
+        Err(e) => (
+            CaseResult::error(
+                crate::kits::AREA,
+                crate::kits::CAMPAIGN_SUITE,
+                &case_id,
+                loom_conformance::kits::concurrency_campaign::RULES,
+                format!("the concurrent campaign could not start: {e}"),
+            ),
+            format!("concurrent campaign: could not start: {e}"),
+        ),
+    }
+}
+
 /// Runs the check. `Err` means the run could not be set up (a usage problem, a store
 /// that cannot be opened); nothing is reported then.
 pub fn run(
@@ -334,8 +383,11 @@ pub fn run(
                 r
             }
             "explore" => {
-                let (r, note) = explore_part(config);
+                let (mut r, note) = explore_part(config);
                 notes.lines.push(note);
+                let (c, note) = concurrent_campaign_part(config);
+                notes.lines.push(note);
+                r.push(c);
                 r
             }
             "sim" => loom_sim::sim_results(config.sim_seeds, false),

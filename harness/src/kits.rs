@@ -902,3 +902,202 @@ async fn run_backend(
     }
     Err(format!("unknown store {store:?}: use {STORE_SYNTAX}"))
 }
+
+/// The concurrent campaign's suite and case in reports.
+pub const CAMPAIGN_SUITE: &str = "concurrency-campaign";
+
+/// The concurrent campaign's case id for `seed`.
+pub fn campaign_case_id(seed: u64) -> String {
+    format!("concurrent campaign seed {seed}")
+}
+
+/// The concurrent campaign (`loom_conformance::kits::concurrency_campaign`) against the
+/// store `options.store` names, with `options.clients` clients on one backend: one
+/// result, passed when every round's histories were linearizable, and the outcome. A
+/// `cmd:` adapter that does not answer `sharedBackend: true`, or one client, is a
+/// visible skip. `Err` when the store cannot be opened.
+pub fn concurrent_campaign(
+    options: &KitOptions,
+    seed: u64,
+    budget: loom_conformance::kits::concurrency_campaign::Budget,
+) -> Result<
+    (
+        CaseResult,
+        Option<loom_conformance::kits::concurrency_campaign::Outcome>,
+    ),
+    String,
+> {
+    use loom_conformance::kits::concurrency_campaign::{run, RULES};
+    preflight(&options.store)?;
+    let case_id = campaign_case_id(seed);
+    let result = |status, message: String| {
+        CaseResult::new(KITS_AREA, CAMPAIGN_SUITE, &case_id, RULES, status).with_message(message)
+    };
+    let n = options.clients;
+    if n < 2 {
+        return Ok((
+            result(
+                loom_report::Status::SkipNotClaimed,
+                format!("--clients {n}: the concurrent campaign needs at least two clients on one backend"),
+            ),
+            None,
+        ));
+    }
+    let namespace = format!("cc{}.", loom_conformance::runner::fresh_run_id());
+    let store = options.store.as_str();
+    let outcome = loom_conformance::block_on(async {
+        if store == "memory" {
+            return run(&memory_fleet(n), &namespace, seed, budget)
+                .await
+                .map(Some);
+        }
+        if store == "sqlite" || store.starts_with("sqlite:") {
+            let path = match store.strip_prefix("sqlite:") {
+                Some(p) if !p.is_empty() && p != ":memory:" => std::path::PathBuf::from(p),
+                _ => std::env::temp_dir()
+                    .join(format!("loom-campaign-{}{namespace}db", std::process::id())),
+            };
+            let conns = (0..n)
+                .map(|_| {
+                    SqliteStore::open(&path).map_err(|e| format!("opening {}: {e}", path.display()))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let fleet = Handles {
+                events: Some(conns.iter().map(SqliteStore::events).collect()),
+                dispatchers: Some(conns.iter().map(SqliteStore::dispatcher).collect()),
+                durable_state: Some(conns.iter().map(SqliteStore::durable_state).collect()),
+                timers: Some(conns.iter().map(SqliteStore::timers).collect()),
+                read_models: Some(conns.iter().map(SqliteStore::read_models).collect()),
+            };
+            let r = run(&fleet, &namespace, seed, budget).await.map(Some);
+            drop(fleet);
+            drop(conns);
+            if !store.starts_with("sqlite:") || store == "sqlite::memory:" {
+                remove_sqlite_files(&path);
+            }
+            return r;
+        }
+        if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+            let schema = format!("loom_campaign_{}", loom_conformance::runner::fresh_run_id());
+            let first = PgStore::connect_fresh(store, &schema)
+                .await
+                .map_err(|e| format!("connecting to {store}: {e}"))?;
+            let mut conns = vec![first];
+            for i in 1..n {
+                conns.push(PgStore::connect(store, &schema).await.map_err(|e| {
+                    format!("connecting client {i} to {store} (schema {schema}): {e}")
+                })?);
+            }
+            let fleet = Handles {
+                events: Some(conns.iter().map(PgStore::events).collect()),
+                dispatchers: Some(conns.iter().map(PgStore::dispatcher).collect()),
+                durable_state: Some(conns.iter().map(PgStore::durable_state).collect()),
+                timers: Some(conns.iter().map(PgStore::timers).collect()),
+                read_models: Some(conns.iter().map(PgStore::read_models).collect()),
+            };
+            let r = run(&fleet, &namespace, seed, budget).await.map(Some);
+            drop(fleet);
+            drop(conns);
+            if let Err(e) = PgStore::drop_schema(store, &schema).await {
+                eprintln!("warning: could not drop the campaign schema {schema}: {e}");
+            }
+            return r;
+        }
+        let Some(command) = store.strip_prefix("cmd:") else {
+            return Err(format!("unknown store {store:?}"));
+        };
+        let mut config = stdio::StdioConfig::new(command.trim());
+        config.call_timeout = std::time::Duration::from_millis(options.limits.timeout_ms);
+        config.hello_timeout = std::time::Duration::from_millis(options.limits.hello_timeout_ms);
+        let mut fleet: Vec<StdioStore> = Vec::with_capacity(n);
+        let end = |fleet: &[StdioStore]| {
+            for c in fleet {
+                let _ = c.shutdown();
+            }
+        };
+        for i in 0..n {
+            match StdioStore::start(&config.as_client(i, n)) {
+                Ok(c) => {
+                    if i == 0 && !c.shared_backend() {
+                        end(&[c]);
+                        return Ok(None);
+                    }
+                    fleet.push(c);
+                }
+                Err(fault) => {
+                    end(&fleet);
+                    return Err(format!(
+                        "client {i} of {n} did not start: {}",
+                        fault.message
+                    ));
+                }
+            }
+        }
+        let reset = fleet[0].reset(&namespace);
+        let r = match reset {
+            Ok(()) => {
+                let serves = |spi: &str| fleet[0].implements(spi).then(|| fleet.clone());
+                let handles = Handles {
+                    events: serves(stdio::SPI_EVENT_STORE),
+                    dispatchers: serves(stdio::SPI_DISPATCHER),
+                    durable_state: serves(stdio::SPI_DURABLE_STATE_STORE),
+                    timers: serves(stdio::SPI_TIMER_STORE),
+                    read_models: serves(stdio::SPI_READ_MODEL_STORE),
+                };
+                run(&handles, &namespace, seed, budget).await.map(Some)
+            }
+            Err(e) => Err(format!("reset answered: {e}")),
+        };
+        // An adapter fault during the campaign is its result, with the adapter's words.
+        let fault = fleet
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| c.take_fault().map(|f| format!("client {i}: {}", f.message)));
+        end(&fleet);
+        match (r, fault) {
+            (Ok(Some(mut o)), Some(f)) if o.failure.is_none() => {
+                o.failure = Some(format!("an adapter fault during the campaign: {f}"));
+                Ok(Some(o))
+            }
+            (r, _) => r,
+        }
+    });
+    let outcome = match outcome.map_err(|e| e.to_string()).and_then(|r| r) {
+        Ok(o) => o,
+        Err(e) => {
+            return Ok((
+                result(
+                    loom_report::Status::Error,
+                    format!("the concurrent campaign could not run: {e}"),
+                ),
+                None,
+            ))
+        }
+    };
+    let Some(o) = outcome else {
+        return Ok((
+            result(
+                loom_report::Status::SkipNotClaimed,
+                "the adapter's hello does not answer sharedBackend: true (store protocol 1.2), so its processes may not share one backend and the concurrent campaign cannot run".into(),
+            ),
+            None,
+        ));
+    };
+    let summary = format!(
+        "{} rounds, {} operations from {n} clients in {:.1} s (seed {seed}; budget {} rounds or {} s)",
+        o.rounds,
+        o.operations,
+        o.elapsed.as_secs_f64(),
+        budget.rounds,
+        budget.time.as_secs()
+    );
+    let r = match &o.failure {
+        None if o.rounds == 0 => result(
+            loom_report::Status::Error,
+            format!("the concurrent campaign ran no round within its budget: {summary}"),
+        ),
+        None => result(loom_report::Status::Pass, summary),
+        Some(f) => result(loom_report::Status::Fail, format!("{f}\n{summary}")),
+    };
+    Ok((r, Some(o)))
+}

@@ -19,6 +19,12 @@ pub const DEFAULT_CASES: u64 = 256;
 /// The replay file a diverging campaign writes into the run directory.
 pub const REPLAY_FILE_NAME: &str = "explore-replay.json";
 
+/// Rounds of the concurrent campaign that follows `--explore` (with `--clients` 2 or more).
+pub const CAMPAIGN_ROUNDS_DEFAULT: u64 = 40;
+
+/// Its time limit when `--time` is not given, in seconds.
+pub const CAMPAIGN_SECONDS_DEFAULT: u64 = 30;
+
 /// Runs the campaign or the replay `args` asks for.
 pub fn run(args: &ConformArgs) -> u8 {
     let (mode, case_id) = match &args.replay {
@@ -99,6 +105,36 @@ pub fn run(args: &ConformArgs) -> u8 {
             Err(e) => eprintln!("error: {e}"),
         }
     }
+    // With several clients, the concurrent campaign follows on the same store.
+    let mut concurrent = None;
+    if let Mode::Explore(o) = &mode {
+        if !args.quiet && args.clients >= 2 {
+            eprintln!(
+                "concurrent campaign: {} clients on {} from seed {}",
+                args.clients,
+                args.store(),
+                o.seed
+            );
+        }
+        let mut options = loom_harness::kits::KitOptions::new(args.store());
+        options.limits = args.adapter.limits();
+        options.clients = args.clients;
+        let budget = loom_conformance::kits::concurrency_campaign::Budget {
+            rounds: CAMPAIGN_ROUNDS_DEFAULT,
+            time: args.time.map_or(
+                Duration::from_secs(CAMPAIGN_SECONDS_DEFAULT),
+                Duration::from_secs,
+            ),
+        };
+        match loom_harness::kits::concurrent_campaign(&options, o.seed, budget) {
+            Ok(r) => concurrent = Some(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                super::abandon_out(&out);
+                return EXIT_USAGE;
+            }
+        }
+    }
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.command = Some(super::command_line());
     env.kit_version = Some(env!("CARGO_PKG_VERSION").to_string());
@@ -113,9 +149,25 @@ pub fn run(args: &ConformArgs) -> u8 {
             "operationsPerSecond": outcome.ops_per_second(),
         }),
     );
+    let mut results = vec![result.clone()];
+    if let Some((r, o)) = &concurrent {
+        if let Some(o) = o {
+            env.extra.insert(
+                "concurrentCampaign".into(),
+                serde_json::json!({
+                    "clients": args.clients,
+                    "rounds": o.rounds,
+                    "operations": o.operations,
+                    "seconds": o.elapsed.as_secs_f64(),
+                    "operationsPerSecond": o.operations as f64 / o.elapsed.as_secs_f64().max(1e-9),
+                }),
+            );
+        }
+        results.push(r.clone());
+    }
     let rules = loom_harness::rules::rule_infos();
     let subject = loom_harness::subjects::store(args.store(), None);
-    let report = Report::new(env, rules, vec![result.clone()]).with_subjects(vec![subject]);
+    let report = Report::new(env, rules, results.clone()).with_subjects(vec![subject]);
     let paths = match loom_report::render_all(&report, &out) {
         Ok(p) => p,
         Err(e) => {
@@ -137,8 +189,14 @@ pub fn run(args: &ConformArgs) -> u8 {
     if let Some(path) = &replay_path {
         print_replay_hint(path, args.store());
     }
+    if let Some((r, _)) = &concurrent {
+        println!("\nconcurrent campaign: {}", r.status);
+        if let Some(m) = &r.message {
+            println!("{m}");
+        }
+    }
     super::print_report_paths(&paths, &report.digest);
-    if result.status.is_failure() {
+    if results.iter().any(|r| r.status.is_failure()) {
         EXIT_FAILED
     } else {
         EXIT_OK

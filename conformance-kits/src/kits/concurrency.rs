@@ -115,7 +115,7 @@ fn claims_of<F: Fleet>(fleet: &F) -> Claims {
 /// released together by a barrier. The scripts run on the caller's runtime (through
 /// its handle), so a store whose connection is driven by that runtime keeps working.
 /// `Err` names the first client whose script failed.
-async fn race<H, S, Fut>(handles: &[H], script: S) -> Result<(), Failure>
+pub(crate) async fn race<H, S, Fut>(handles: &[H], script: S) -> Result<(), Failure>
 where
     H: Clone + Send + 'static,
     S: Fn(usize, H) -> Fut + Clone + Send + 'static,
@@ -146,7 +146,7 @@ where
 
 /// Fails with the smallest non-linearizable sub-history when `entries` is not
 /// linearizable under `S`.
-fn judge<S>(entries: &[Entry<S::Operation>], what: &str) -> Result<(), Failure>
+pub(crate) fn judge<S>(entries: &[Entry<S::Operation>], what: &str) -> Result<(), Failure>
 where
     S: Specification,
     S::Operation: Op,
@@ -350,7 +350,12 @@ fn append_op(expected_next: u64, fence: Option<u64>, answer: Option<AppendAnswer
 }
 
 /// An event that says which client appended it, in which round.
-fn tagged(exec: &str, sequence: u64, client: usize, round: u64) -> loom_kernel::EventEnvelope {
+pub(crate) fn tagged(
+    exec: &str,
+    sequence: u64,
+    client: usize,
+    round: u64,
+) -> loom_kernel::EventEnvelope {
     let mut e = envelope(
         exec,
         sequence,
@@ -363,7 +368,7 @@ fn tagged(exec: &str, sequence: u64, client: usize, round: u64) -> loom_kernel::
 }
 
 /// Reads `exec` and records it; `Err` is the read's error for the script.
-async fn recorded_read<S: EventStore>(
+pub(crate) async fn recorded_read<S: EventStore>(
     store: &S,
     exec: &str,
     client: usize,
@@ -385,19 +390,19 @@ async fn recorded_read<S: EventStore>(
 }
 
 /// Acknowledged appends as the scripts collect them: `(client, round, sequence)`.
-type Wins = Arc<std::sync::Mutex<Vec<(usize, u64, u64)>>>;
+pub(crate) type Wins = Arc<std::sync::Mutex<Vec<(usize, u64, u64)>>>;
 
 /// Which client appends, in which round, at which sequence.
 #[derive(Clone, Copy)]
-struct Step {
-    client: usize,
-    round: u64,
-    next: u64,
+pub(crate) struct Step {
+    pub(crate) client: usize,
+    pub(crate) round: u64,
+    pub(crate) next: u64,
 }
 
 /// Appends the step's tagged event at `step.next` (with `fence`, if any), records the
 /// invocation and the answer, and counts an acknowledged append in `wins`.
-async fn recorded_append<S: EventStore>(
+pub(crate) async fn recorded_append<S: EventStore>(
     store: &S,
     exec: &str,
     step: Step,
@@ -431,7 +436,7 @@ async fn recorded_append<S: EventStore>(
 
 /// The log left behind must be gapless from its first sequence, and each event must be
 /// the one whose append was acknowledged at that sequence (no lost or duplicated write).
-async fn check_final_log<S: EventStore>(
+pub(crate) async fn check_final_log<S: EventStore>(
     store: &S,
     exec: &str,
     acked: &[(u64, usize, u64)],
@@ -478,7 +483,7 @@ async fn check_final_log<S: EventStore>(
 
 /// `(sequence, client, round)` of every acknowledged append, from the
 /// `(client, round, sequence)` the scripts collected.
-fn acknowledged(wins: &[(usize, u64, u64)]) -> Vec<(u64, usize, u64)> {
+pub(crate) fn acknowledged(wins: &[(usize, u64, u64)]) -> Vec<(u64, usize, u64)> {
     wins.iter().map(|&(c, r, s)| (s, c, r)).collect()
 }
 

@@ -6,6 +6,7 @@
 pub mod archive_store;
 pub mod branch_registry;
 pub mod concurrency;
+pub mod concurrency_campaign;
 pub mod content_store;
 pub mod dispatcher;
 pub mod durability;
