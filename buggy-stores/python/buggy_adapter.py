@@ -597,6 +597,116 @@ def _():
     S.new_incarnation = new_incarnation
 
 
+# -- under simulation: correct for one client in one process lifetime, wrong when the
+# deploy simulator (`loom sim --store cmd:...`) runs a process per host and kills them.
+# They count requests, never read a clock. Each needs a --db file (one per seed:
+# --db /tmp/s-{seed}.db) and, for the simulator's 26 s runs, --lease-ms 1000.
+
+WRITE_BEHIND_FLUSH_APPENDS = 4  # a process flushes its write-behind cache every 4th append
+FENCE_CACHE_ENTRIES = 2  # the fence-token cache holds two executions
+REPLICA_LAG_READS = 3  # the replica trails the primary by three reads of a stream
+
+
+@bug("write-behind-appends")
+def _():
+    """an append is acknowledged from a write-behind cache: its rows reach the file at
+    once but stay marked unsynced until the process's next flush (every 4th append). A
+    process killed and started again has lost its cache: it drops the unsynced rows, and
+    with them acknowledged appends (SPI-23)."""
+    table = "CREATE TABLE IF NOT EXISTS wb_unsynced (client INTEGER, execution_id TEXT, sequence INTEGER)"
+    orig_append = S.append
+
+    def append(self, p):
+        out = orig_append(self, p)
+        self.db.execute(table)
+        for e in p["events"]:
+            self.db.execute("INSERT INTO wb_unsynced VALUES (?, ?, ?)",
+                            (self.wb_client, p["executionId"], e["sequence"]))
+        self.wb_appends = getattr(self, "wb_appends", 0) + 1
+        if self.wb_appends % WRITE_BEHIND_FLUSH_APPENDS == 0:
+            self.db.execute("DELETE FROM wb_unsynced WHERE client = ?", (self.wb_client,))
+        return out
+    S.append = append
+    orig_hello = S.hello
+
+    def hello(self, params):
+        self.wb_client = params.get("clientIndex") or 0
+        out = orig_hello(self, params)
+        # the bug: a process started again forgets what its cache had not flushed
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute(table)
+        rows = self.db.execute("SELECT execution_id, MIN(sequence) FROM wb_unsynced WHERE client = ? "
+                               "GROUP BY execution_id", (self.wb_client,)).fetchall()
+        for eid, lo in rows:
+            self.db.execute("DELETE FROM events WHERE execution_id = ? AND sequence >= ?", (eid, lo))
+            self.db.execute("UPDATE streams SET next_sequence = ? WHERE execution_id = ? AND next_sequence > ?",
+                            (lo, eid, lo))
+        self.db.execute("DELETE FROM wb_unsynced WHERE client = ?", (self.wb_client,))
+        self.db.execute("COMMIT")
+        return out
+    S.hello = hello
+
+
+@bug("fence-cache-drops")
+def _():
+    """fence tokens are kept in a per-process write-back cache of two executions; an
+    entry pushed out is dropped, not written back. Another process (or this one, once
+    the entry is gone) hands out a token again or a lower one, and accepts appends
+    presenting it (PLACE-05)."""
+    orig_stream = S.stream
+
+    def cache(self):
+        return self.__dict__.setdefault("_fence_cache", {})
+
+    def stream(self, eid):
+        s = orig_stream(self, eid)
+        c = cache(self)
+        return dict(s, fence=c[eid]) if eid in c else s
+    S.stream = stream
+
+    def bump_fence(self, eid):
+        s = self.stream(eid)
+        token = s["fence"] + 1
+        if not s["exists"]:
+            self.db.execute("INSERT INTO streams VALUES (?, 0, 0, 0, 0)", (eid,))
+        c = cache(self)
+        c.pop(eid, None)
+        c[eid] = token  # the bug: the token lives in the cache only
+        while len(c) > FENCE_CACHE_ENTRIES:
+            c.pop(next(iter(c)))  # the bug: dropped without being written back
+        return token
+    S.bump_fence = bump_fence
+
+
+@bug("stale-replica-reads")
+def _():
+    """reads are served by a replica that trails the primary: each process answers a
+    read of a stream with the stream as long as it was three reads of it earlier, so a
+    read misses appends acknowledged before it was sent (SPI-23)."""
+    orig_read = S.read
+
+    def read(self, p):
+        rows = orig_read(self, p)
+        seen = self.__dict__.setdefault("_replica", {}).setdefault(p["executionId"], [])
+        seen.append(len(rows))
+        if len(seen) > REPLICA_LAG_READS:
+            seen.pop(0)
+        return rows[:seen[0]]  # the bug: the length of REPLICA_LAG_READS reads ago
+    S.read = read
+
+
+@bug("timer-cancel-keeps")
+def _():
+    """timerStore.cancel answers that the timer was removed and keeps it (a soft delete
+    whose flag is never read by due): a fired timer is answered as due again, so it
+    fires twice (REPLAY-10)."""
+    def timer_cancel(self, p):
+        row = self.db.execute("SELECT 1 FROM timers WHERE execution_id = ? AND key = ?",
+                              (p["executionId"], p["key"])).fetchone()
+        return row is not None  # the bug: answers "removed", removes nothing
+    S.timer_cancel = timer_cancel
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)

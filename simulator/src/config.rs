@@ -126,6 +126,8 @@ pub struct SimConfig {
     pub artifacts_dir: Option<PathBuf>,
     /// The time limits of a `cmd:` store adapter (real time).
     pub adapter: crate::store::AdapterLimits,
+    /// `--restart-backend CMD`: run at points the seed draws (a real store only).
+    pub restart_backend: Option<String>,
 }
 
 impl Default for SimConfig {
@@ -144,6 +146,7 @@ impl Default for SimConfig {
             store: StoreSpec::Memory,
             artifacts_dir: None,
             adapter: crate::store::AdapterLimits::default(),
+            restart_backend: None,
         }
     }
 }

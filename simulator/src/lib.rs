@@ -44,7 +44,9 @@
 mod check;
 mod clock;
 mod config;
+mod history;
 mod hosts;
+mod kills;
 mod outcome;
 pub mod rng;
 mod run;

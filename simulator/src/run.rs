@@ -85,6 +85,18 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         bug: config.bug,
         clock_skew_ms: setup.clock_skew_ms.clone(),
     });
+    // Real crashes of a real store, from a randomness stream of their own.
+    let (killable, real) = world
+        .events()
+        .real()
+        .map_or((false, false), |r| (r.killable(), true));
+    let mut crashes = crate::kills::StoreCrashes::draw(
+        seed,
+        &callers,
+        config.safety_ms,
+        killable,
+        real && config.restart_backend.is_some(),
+    );
     let scenarios = Arc::new(crate::workload::with_successors(&setup.scenarios));
     let faults_on = Arc::new(AtomicBool::new(true));
     let deadline_ms = config.safety_ms + config.liveness_ms;
@@ -266,6 +278,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
             }
             world.trace(json!({ "t": now, "phase": "liveness" }));
         }
+        crashes.apply(now, &world, config.restart_backend.as_deref());
         // A real store's answers to this step's requests land before the next step.
         world.settle_store();
         match sim.step() {
@@ -285,6 +298,8 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     outcome.stats.spikes = spikes;
     outcome.stats.calls_timed_out = store_client::take_calls_timed_out();
     outcome.stats.simulated_ms = simulated_ms;
+    outcome.stats.store_kills = crashes.kills;
+    outcome.stats.backend_restarts = crashes.restarts;
     outcome.results = credited(seed, std::mem::take(&mut outcome.results), &outcome.stats);
     outcome
 }
@@ -297,6 +312,18 @@ fn finish(
     schedule: Value,
     sim_error: Option<String>,
 ) -> SimOutcome {
+    // A real store's own faults (crashes, garbled output, with its stderr) go into the
+    // trace, which is in the seed's files.
+    let (adapter_faults, shared_process) = match world.events().real() {
+        Some(r) => {
+            let faults = r.take_faults();
+            for f in &faults {
+                world.trace(json!({ "adapterFault": f }));
+            }
+            (faults.len() as u64, u64::from(!r.per_host()))
+        }
+        None => (0, 0),
+    };
     let mut logs = Vec::new();
     let scenarios = crate::workload::with_successors(&setup.scenarios);
     for s in &scenarios {
@@ -353,6 +380,9 @@ fn finish(
                     .count() as u64
             },
             store_restarts: book.store_restarts,
+            adapter_faults,
+            shared_process_seeds: shared_process,
+            history_checks: book.history_checks,
             partitions: 0,
             bounces: 0,
             timer_fires: book.timer_fires,

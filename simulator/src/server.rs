@@ -115,9 +115,11 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
         "append" => append(world, req).await,
         "read" => {
             let exec = str_field(req, "exec")?;
+            let floor = world.book().history.read_floor(&exec);
             let Answer::Log(mut log) = world.call(&from, Op::Read(exec.clone())).await? else {
                 return Err(shape(op));
             };
+            world.held(|h| h.on_read(&exec, log.len() as u64, floor));
             // Coverage: a read while one of the execution's timers is due and its park
             // has not landed (the window of the 0 ms sleep bug), so a sweep shows it
             // reached the window.
@@ -157,10 +159,16 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
         },
         "fence" => {
             let exec = str_field(req, "exec")?;
+            let floor = world.book().history.fence_floor(&exec);
             let Answer::Number(token) = world.call(&from, Op::Fence(exec.clone())).await? else {
                 return Err(shape(op));
             };
-            world.book().fences.insert(exec, token);
+            world.held(|h| h.on_fence(&exec, token, &from, floor));
+            // The current token is the highest handed out (two fences of one step may
+            // come back in either order).
+            let mut book = world.book();
+            let current = book.fences.entry(exec).or_default();
+            *current = (*current).max(token);
             Ok(json!(token))
         }
         "observe" => {
@@ -172,6 +180,7 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
         }
         "schedule" => {
             let t: Timer = field(req, "timer")?;
+            world.book().history.on_schedule(&t.execution_id, &t.key);
             let Answer::Timer(t) = world.call(&from, Op::Schedule(t)).await? else {
                 return Err(shape(op));
             };
@@ -183,6 +192,7 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
             if world.bug == Some(PlantedBug::TimerFiresEarly) {
                 asked = asked.saturating_add(EARLY_TIMER_MS);
             }
+            let sent = world.book().history.now();
             let Answer::Timers(due) = world
                 .call(
                     &from,
@@ -195,14 +205,27 @@ async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value
             else {
                 return Err(shape(op));
             };
+            world.held(|h| h.on_due(&due, sent));
             serde_json::to_value(due).map_err(|e| backend(e.to_string()))
         }
         "cancel" => {
             let exec = str_field(req, "exec")?;
             let key = str_field(req, "key")?;
-            let Answer::Flag(gone) = world.call(&from, Op::Cancel { exec, key }).await? else {
+            let Answer::Flag(gone) = world
+                .call(
+                    &from,
+                    Op::Cancel {
+                        exec: exec.clone(),
+                        key: key.clone(),
+                    },
+                )
+                .await?
+            else {
                 return Err(shape(op));
             };
+            if gone {
+                world.book().history.on_cancel(&exec, &key);
+            }
             Ok(json!(gone))
         }
         "snapSave" => {
@@ -431,6 +454,7 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
     else {
         return Err(shape("append"));
     };
+    world.book().history.on_append(&exec, ack.next_sequence);
     if current > 0 && presented != Some(current) {
         world.violate(Violation {
             rule: "PLACE-05".into(),

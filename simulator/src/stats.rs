@@ -23,6 +23,19 @@ pub struct SimStats {
     pub effect_reruns: u64,
     /// Store restarts (the store host bounced; committed data survives).
     pub store_restarts: u64,
+    /// A real store's adapter processes killed (`SIGKILL`), between calls or between
+    /// a write and its answer.
+    pub store_kills: u64,
+    /// `--restart-backend` commands run.
+    pub backend_restarts: u64,
+    /// Seeds whose `cmd:` adapter did not answer `sharedBackend: true`, so every host
+    /// shared one process.
+    pub shared_process_seeds: u64,
+    /// Adapter faults (crashes, garbled output) other than the simulator's own kills.
+    pub adapter_faults: u64,
+    /// Store answers the history checks held against what was acknowledged before
+    /// (fence tokens, reads, due timers).
+    pub history_checks: u64,
     /// Partitions applied.
     pub partitions: u64,
     /// Worker bounces applied.
@@ -102,6 +115,11 @@ impl SimStats {
         self.effect_reruns += other.effect_reruns;
         self.completed += other.completed;
         self.store_restarts += other.store_restarts;
+        self.store_kills += other.store_kills;
+        self.backend_restarts += other.backend_restarts;
+        self.shared_process_seeds += other.shared_process_seeds;
+        self.adapter_faults += other.adapter_faults;
+        self.history_checks += other.history_checks;
         self.partitions += other.partitions;
         self.bounces += other.bounces;
         self.timer_fires += other.timer_fires;

@@ -870,6 +870,14 @@ impl RealStore {
         lock(&self.observer).stdio.is_some() && self.durable
     }
 
+    /// Records a fault of the store's own (a backend restart that failed).
+    pub fn note_fault(&self, message: String) {
+        let mut faults = lock(&self.faults);
+        if faults.len() < ADAPTER_FAULTS_MAX {
+            faults.push(message);
+        }
+    }
+
     /// The adapter faults seen so far (crashes, garbled output, with the adapter's
     /// stderr), each named by the connection's host.
     pub fn take_faults(&self) -> Vec<String> {

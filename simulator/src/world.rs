@@ -85,6 +85,11 @@ pub struct Book {
     pub unsynced: BTreeMap<String, u64>,
     /// Store restarts.
     pub store_restarts: u64,
+    /// The history of what the store acknowledged, for the checks made as answers
+    /// arrive (PLACE-05, SPI-23, REPLAY-10).
+    pub history: crate::history::History,
+    /// Answers the history checks held against it.
+    pub history_checks: u64,
     /// Expired, uncompleted leases handed to another worker.
     pub lease_takeovers: u64,
     /// Reads served while one of the execution's timers was due and its park had not
@@ -260,6 +265,14 @@ impl World {
         } else {
             book.trace_dropped += 1;
         }
+    }
+
+    /// Runs one history check (`crate::history`) and records what it found.
+    pub fn held(&self, check: impl FnOnce(&mut crate::history::History) -> Vec<Violation>) {
+        let mut book = self.book();
+        book.history_checks += 1;
+        let found = check(&mut book.history);
+        book.violations.extend(found);
     }
 
     /// Records a violation.

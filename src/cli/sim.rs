@@ -61,6 +61,11 @@ pub struct SimArgs {
     /// speaking the store protocol: `loom docs store-protocol`).
     #[arg(long, default_value = "memory")]
     pub store: String,
+    /// With a real store: run CMD (`sh -c`, within 60 s) at points each seed draws in the
+    /// safety phase, e.g. a restart of the database the adapter uses; the connections
+    /// (or adapter processes) are started again after it.
+    #[arg(long, value_name = "CMD")]
+    pub restart_backend: Option<String>,
     /// Run a scenario instead of drawing seeds: the name of one built in (see below) or a
     /// file (TOML or JSON: workers, rates, latencies, faults, flows).
     #[arg(long, value_name = "NAME|FILE", conflicts_with_all = ["seed", "from", "seeds", "shard"])]
@@ -215,6 +220,7 @@ pub fn run(args: SimArgs) -> u8 {
     config.artifacts_dir = None;
     config.store = store.clone();
     config.adapter = adapter;
+    config.restart_backend = args.restart_backend.clone();
     let shrink = !args.no_shrink || args.shrink;
     let budget = args.stop.budget();
     let progress = Mutex::new(super::ProgressLine::new(args.quiet));
@@ -400,6 +406,20 @@ pub fn run(args: SimArgs) -> u8 {
         runs * ran.len() as f64 / wall_s.max(1e-9)
     );
     println!("faults and coverage: {}", stats.counts());
+    if store != StoreSpec::Memory {
+        println!(
+            "store under test: adapter-kills={} backend-restarts={} adapter-faults={} history-checks={}{}",
+            stats.store_kills,
+            stats.backend_restarts,
+            stats.adapter_faults,
+            stats.history_checks,
+            if stats.shared_process_seeds > 0 {
+                format!("; one process shared by every host in {} seed(s): the adapter did not answer sharedBackend: true", stats.shared_process_seeds)
+            } else {
+                String::new()
+            }
+        );
+    }
     println!(
         "{} results, {} failing seed(s){}",
         report.results.len(),
@@ -415,9 +435,13 @@ pub fn run(args: SimArgs) -> u8 {
     }
     for (seed, violations, files) in &failing {
         println!(
-            "seed {seed}: reproduce with `loom sim --seed {seed}{}{}`; files: {files}",
+            "seed {seed}: reproduce with `loom sim --seed {seed}{}{}{}`; files: {files}",
             if args.stormy { " --stormy" } else { "" },
-            store_option(&store)
+            store_option(&store),
+            args.restart_backend
+                .as_deref()
+                .map(|c| format!(" --restart-backend {}", super::shell_word(c)))
+                .unwrap_or_default()
         );
         for v in violations.iter().take(5) {
             println!(
