@@ -170,3 +170,32 @@ fn an_adapter_without_a_shared_backend_gets_one_process_and_no_kills() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The control of a store that crashes once (`crashes-once`: client 1's process exits
+/// at its 40th request, after everything it acknowledged was committed): the seed
+/// passes, no call that failed is taken for lost data, and the crash, with the line the
+/// adapter wrote on stderr, is in the seed's trace and counted in the summary.
+#[test]
+fn spi_23_a_durable_store_that_crashes_once_passes_and_its_crash_is_reported() {
+    let dir = scratch("crashes-once");
+    let out = dir.join("out");
+    let o = loom(&[
+        "sim",
+        "--store",
+        &store_of("crashes-once", &dir),
+        "--seed",
+        "3",
+        "--quiet",
+        "--no-shrink",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(!stdout.contains("adapter-faults=0 "), "{stdout}");
+    assert!(
+        dir.join("s-3.db.crashed").exists(),
+        "the control never crashed: {stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -707,6 +707,37 @@ def _():
     S.timer_cancel = timer_cancel
 
 
+CRASH_AT_REQUEST = 40  # the control below crashes once, at this request of client 1
+
+
+@bug("crashes-once")
+def _():
+    """a control, not a bug: the faithful adapter whose client-1 process dies (exit 1,
+    after a line on stderr) at its 40th request, once per --db file (a marker file next
+    to it remembers). Everything it acknowledged is committed, so the simulator must
+    pass it, report the crash with the adapter's stderr, and take no failed read for
+    lost data."""
+    orig_tx = S.tx
+    orig_hello = S.hello
+
+    def hello(self, params):
+        self.crash_client = params.get("clientIndex") or 0
+        self.crash_requests = 0
+        return orig_hello(self, params)
+    S.hello = hello
+
+    def tx(self, fn, *args):
+        self.crash_requests = getattr(self, "crash_requests", 0) + 1
+        marker = self.path + ".crashed"
+        if (getattr(self, "crash_client", 0) == 1 and self.crash_requests == CRASH_AT_REQUEST
+                and self.path != ":memory:" and not os.path.exists(marker)):
+            open(marker, "w").close()
+            print(f"crashes-once: dying at request {CRASH_AT_REQUEST}", file=sys.stderr, flush=True)
+            os._exit(1)
+        return orig_tx(self, fn, *args)
+    S.tx = tx
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)

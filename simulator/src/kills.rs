@@ -38,6 +38,7 @@ pub enum StoreCrash {
 #[derive(Debug, Default)]
 pub struct StoreCrashes {
     pending: Vec<(u64, StoreCrash)>,
+    seed: u64,
     /// Kills applied.
     pub kills: u64,
     /// Backend restarts run.
@@ -77,6 +78,7 @@ impl StoreCrashes {
         pending.sort_by_key(|p| std::cmp::Reverse(p.0));
         StoreCrashes {
             pending,
+            seed,
             kills: 0,
             restarts: 0,
         }
@@ -104,11 +106,13 @@ impl StoreCrashes {
                     let Some(cmd) = restart_backend else {
                         continue;
                     };
+                    // `{seed}` names the seed's own backend, as in a `cmd:` command.
+                    let cmd = cmd.replace(crate::store::SEED_PLACEHOLDER, &self.seed.to_string());
                     let ran = loom_process::run_to_completion(
-                        cmd,
+                        &cmd,
                         Duration::from_millis(RESTART_BACKEND_TIMEOUT_MS),
                     )
-                    .and_then(|()| real.reconnect_all());
+                    .and_then(|()| real.reconnect_all(true));
                     self.restarts += 1;
                     world.trace(json!({ "t": now_ms, "fault": { "restartBackend": ran.is_ok() } }));
                     if let Err(e) = ran {

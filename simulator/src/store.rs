@@ -744,7 +744,7 @@ impl SimStore {
     pub fn restart(&self) -> Result<(), String> {
         match self {
             SimStore::Memory(_) => Ok(()),
-            SimStore::Real(r) => r.reconnect_all(),
+            SimStore::Real(r) => r.reconnect_all(false),
         }
     }
 
@@ -999,13 +999,14 @@ impl RealStore {
         }
     }
 
-    /// Kills every adapter process (a backend restart: they reconnect when started
-    /// again) and reopens every database connection.
-    pub fn reconnect_all(&self) -> Result<(), String> {
+    /// Reopens every database connection; with `kill_adapters` (a backend restart)
+    /// also kills every adapter process, which reconnects when it is started again. A
+    /// store-host restart leaves adapter processes running: they are the disk.
+    pub fn reconnect_all(&self, kill_adapters: bool) -> Result<(), String> {
         let mut errors = Vec::new();
         let mut each = |c: &mut Conn| {
             if let Some(s) = &c.stdio {
-                if self.durable {
+                if kill_adapters {
                     s.kill();
                 }
                 return;

@@ -14,6 +14,35 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Most characters of an adapter fault a failing seed's line quotes.
+const ADAPTER_FAULT_CHARS_MAX: usize = 400;
+
+/// What a failing seed's line says of a real store's own faults (crashes, garbled
+/// output, each with the adapter's stderr), which its trace holds as `adapterFault`
+/// lines: the count and the first one, or nothing.
+fn adapter_faults(trace: &[String]) -> String {
+    let faults: Vec<String> = trace
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            v.get("adapterFault")
+                .and_then(|f| f.as_str())
+                .map(str::to_owned)
+        })
+        .collect();
+    match faults.first() {
+        None => String::new(),
+        Some(first) => format!(
+            "; {} adapter fault(s) (all in trace.jsonl), the first: {}",
+            faults.len(),
+            first
+                .chars()
+                .take(ADAPTER_FAULT_CHARS_MAX)
+                .collect::<String>()
+        ),
+    }
+}
+
 /// ` --store '…'` for a printed command, or nothing for the default memory store.
 fn store_option(store: &StoreSpec) -> String {
     match store {
@@ -320,6 +349,7 @@ pub fn run(args: SimArgs) -> u8 {
                     )
                 })
                 .unwrap_or_else(|e| format!("(files not written: {e})"));
+            let files = files + &adapter_faults(&outcome.trace);
             failing.push((outcome.seed, outcome.violations.clone(), files));
         }
         results.extend(outcome.results);
