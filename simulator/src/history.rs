@@ -18,7 +18,19 @@ use std::collections::BTreeMap;
 
 use loom_kernel::spi::Timer;
 
-use crate::world::Violation;
+/// What a check found: the rule, the execution, what happened and the event index
+/// (the world turns it into a `Violation`; this module knows nothing of the world).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The rule id.
+    pub rule: &'static str,
+    /// The execution.
+    pub execution_id: String,
+    /// What happened.
+    pub message: String,
+    /// The event index involved, when there is one.
+    pub event_index: Option<u64>,
+}
 
 /// What the store acknowledged so far, per execution.
 #[derive(Debug, Default)]
@@ -35,11 +47,11 @@ pub struct History {
     answers: u64,
 }
 
-fn violation(rule: &str, exec: &str, message: String, index: Option<u64>) -> Violation {
-    Violation {
-        rule: rule.into(),
+fn violation(rule: &'static str, exec: &str, message: String, index: Option<u64>) -> Finding {
+    Finding {
+        rule,
         message,
-        execution_id: Some(exec.to_owned()),
+        execution_id: exec.to_owned(),
         event_index: index,
     }
 }
@@ -57,7 +69,7 @@ impl History {
 
     /// A fence token the store handed to `host` for `exec`, asked for when the highest
     /// acknowledged token was `floor`.
-    pub fn on_fence(&mut self, exec: &str, token: u64, host: &str, floor: u64) -> Vec<Violation> {
+    pub fn on_fence(&mut self, exec: &str, token: u64, host: &str, floor: u64) -> Vec<Finding> {
         self.answers += 1;
         let mut out = Vec::new();
         let handed = self.tokens.entry(exec.to_owned()).or_default();
@@ -88,7 +100,7 @@ impl History {
     }
 
     /// A read of `exec` answered `len` events; `floor` was its [`Self::read_floor`].
-    pub fn on_read(&mut self, exec: &str, len: u64, floor: u64) -> Vec<Violation> {
+    pub fn on_read(&mut self, exec: &str, len: u64, floor: u64) -> Vec<Finding> {
         self.answers += 1;
         if len >= floor {
             return Vec::new();
@@ -121,7 +133,7 @@ impl History {
     }
 
     /// A `due` sent at logical time `sent` answered `due`.
-    pub fn on_due(&mut self, due: &[Timer], sent: u64) -> Vec<Violation> {
+    pub fn on_due(&mut self, due: &[Timer], sent: u64) -> Vec<Finding> {
         self.answers += 1;
         due.iter()
             .filter(|t| {
@@ -138,5 +150,69 @@ impl History {
                 )
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two fences asked for together may come back in either order; a token at or
+    /// below one acknowledged before the request, or handed out twice, is PLACE-05.
+    #[test]
+    fn place_05_fence_tokens_rise_against_what_was_acknowledged_before() {
+        // (tokens answered in order, each with the floor its request saw; rules found)
+        type Case<'a> = (&'a [(u64, u64)], &'a [&'a str]);
+        let cases: [Case; 4] = [
+            (&[(1, 0), (2, 1)], &[]),
+            (&[(2, 0), (1, 0)], &[]),
+            (&[(2, 0), (2, 0)], &["PLACE-05"]),
+            (&[(3, 0), (2, 3)], &["PLACE-05"]),
+        ];
+        for (answers, want) in cases {
+            let mut h = History::default();
+            let found: Vec<&str> = answers
+                .iter()
+                .flat_map(|(t, floor)| h.on_fence("e", *t, "w", *floor))
+                .map(|f| f.rule)
+                .collect();
+            assert_eq!(found, want, "{answers:?}");
+        }
+    }
+
+    /// A read sent after appends were acknowledged must reach them (SPI-23); one sent
+    /// before may not.
+    #[test]
+    fn spi_23_a_read_reflects_what_was_acknowledged_before_it_was_sent() {
+        let mut h = History::default();
+        let early = h.read_floor("e");
+        h.on_append("e", 3);
+        assert!(h.on_read("e", 0, early).is_empty());
+        let late = h.read_floor("e");
+        assert_eq!(h.on_read("e", 2, late)[0].rule, "SPI-23");
+        assert!(h.on_read("e", 3, late).is_empty());
+    }
+
+    /// A timer cancelled before a `due` was sent must not be in its answer (REPLAY-10);
+    /// one scheduled again, or cancelled after the `due` was sent, may be.
+    #[test]
+    fn replay_10_a_cancelled_timer_is_not_due_again() {
+        let t = Timer {
+            execution_id: "e".into(),
+            wake_at_ms: 5,
+            key: "k".into(),
+        };
+        let mut h = History::default();
+        let before = h.now();
+        h.on_cancel("e", "k");
+        assert!(h.on_due(std::slice::from_ref(&t), before).is_empty());
+        let after = h.now();
+        assert_eq!(
+            h.on_due(std::slice::from_ref(&t), after)[0].rule,
+            "REPLAY-10"
+        );
+        h.on_schedule("e", "k");
+        let again = h.now();
+        assert!(h.on_due(std::slice::from_ref(&t), again).is_empty());
     }
 }

@@ -28,10 +28,12 @@
 //!
 //! The modules, from the bottom up (each uses only those above it; no two use each
 //! other):
-//! [`rng`] and `clock` (randomness and simulated time), [`store`] (the store under
-//! test), `config` (settings and planted bugs), `workload` (generated flows, effects,
-//! answers, crash points), `world` (what the hosts share: stores, bookkeeping,
-//! violations), `wire` (the store protocol and the store host's names), then two
+//! [`rng`] and `clock` (randomness and simulated time), `wire` (the store protocol and
+//! the store host's names), [`store`] (the store under test: memory inline, or a real
+//! store with a connection per host), `config` (settings and planted bugs), `workload`
+//! (generated flows, effects, answers, crash points), `history` (a real store's answers
+//! held against what it had acknowledged), `world` (what the hosts share: stores,
+//! bookkeeping, violations), `kills` (adapter kills and backend restarts), then two
 //! siblings that share only `wire`: `server` (the store host) and `store_client` (a
 //! host's client of it), `hosts` (workers, client, sweeper, over `store_client`),
 //! `check` (the final invariants), `schedule` (drawing, writing and reading a seed's

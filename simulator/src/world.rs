@@ -268,11 +268,19 @@ impl World {
     }
 
     /// Runs one history check (`crate::history`) and records what it found.
-    pub fn held(&self, check: impl FnOnce(&mut crate::history::History) -> Vec<Violation>) {
+    pub fn held(
+        &self,
+        check: impl FnOnce(&mut crate::history::History) -> Vec<crate::history::Finding>,
+    ) {
         let mut book = self.book();
         book.history_checks += 1;
         let found = check(&mut book.history);
-        book.violations.extend(found);
+        book.violations.extend(found.into_iter().map(|f| Violation {
+            rule: f.rule.into(),
+            message: f.message,
+            execution_id: Some(f.execution_id),
+            event_index: f.event_index,
+        }));
     }
 
     /// Records a violation.
