@@ -648,10 +648,11 @@ pub const CATALOGUE: &[Bug] = &[
         "GAP-25",
         "due applies its limit before dropping cancelled timers",
     ),
-    explore(
+    rust(
         "fence-if-forgets-deleted-stream",
         Ordering,
         "SPI-05",
+        "event-store",
         "acquireFenceIf on a deleted stream sees no fence",
     ),
     explore(
@@ -666,10 +667,11 @@ pub const CATALOGUE: &[Bug] = &[
         "SPI-20",
         "delete expecting version 0 deletes whatever version the key is at",
     ),
-    explore_py(
+    python(
         "fence-if-forgets-deleted-stream",
         Ordering,
         "SPI-05",
+        "event-store",
         "acquireFenceIf on a deleted stream sees no fence",
     ),
 ];

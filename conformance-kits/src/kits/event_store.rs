@@ -61,6 +61,7 @@ crate::__kit_cases! {
         place_05_fence_is_checked_before_sequence => ["PLACE-05", "GAP-27"], "1.0.0", ["acquireFence"];
         place_05_fence_token_compared_from_both_sides => ["PLACE-05", "SPI-04"], "1.0.0", ["acquireFence"];
         spi_05_acquire_fence_if_compared_from_both_sides => ["SPI-05", "GAP-27"], "2.1.0", ["acquireFenceIf"];
+        spi_05_acquire_fence_if_sees_the_fence_a_deleted_stream_keeps => ["SPI-05", "PLACE-05"], "2.1.0", ["acquireFenceIf", "deleteExecution"];
         spi_06_batch_is_checked_before_the_anchor => ["SPI-06", "GAP-27"], "2.2.0", ["appendIfUnchanged"];
         spi_08_store_now_is_epoch_ms_near_the_callers_clock => ["SPI-08"], "2.4.0", ["storeNow"];
         spi_09_delete_through_at_zero_head_and_past_head => ["SPI-09", "GAP-27"], "2.6.0", ["deleteThrough"];
@@ -461,6 +462,51 @@ pub async fn place_05_fence_survives_delete_execution<S: EventStore>(
     )?;
     let t2 = ok(store.acquire_fence(id).await, "acquire again")?;
     ensure!(t2 > t1, "token {t2:?} after delete does not exceed {t1:?}");
+    Ok(Outcome::Pass)
+}
+
+/// A deleted stream keeps its fence token (`deleteExecution`), so `acquireFenceIf`
+/// compares against it: expecting "never fenced" is `fence-conflict` naming the kept
+/// token, expecting the kept token takes a larger one (SPI-05; a store that looks the
+/// fence up among live streams only lets a zombie start afresh, PLACE-05).
+pub async fn spi_05_acquire_fence_if_sees_the_fence_a_deleted_stream_keeps<S: EventStore>(
+    store: &S,
+    cx: &Ctx,
+) -> Verdict {
+    require_claims!(store.capabilities(), M::AcquireFenceIf, M::DeleteExecution);
+    let id = &*cx.id("spi_05-fence-if-deleted");
+    let t1 = ok(
+        store.acquire_fence_if(id, None).await,
+        "acquireFenceIf(None)",
+    )?;
+    ok(
+        store.append(id, 0, events(id, 0, 2, "x"), Some(t1)).await,
+        "append with the token",
+    )?;
+    ok(store.delete_execution(id).await, "deleteExecution")?;
+    let e = err_kind(
+        store.acquire_fence_if(id, None).await,
+        "fence-conflict",
+        "acquireFenceIf(None) after deleteExecution of a fenced stream",
+    )?;
+    ensure!(
+        e.kind
+            == StoreErrorKind::FenceConflict {
+                expected: None,
+                current: Some(t1.0)
+            },
+        "facts {} after deleteExecution: the stream's fence {} is kept, so it is the current one",
+        kind_json(&e.kind),
+        t1.0
+    );
+    let t2 = ok(
+        store.acquire_fence_if(id, Some(t1)).await,
+        "acquireFenceIf(the kept token) after deleteExecution",
+    )?;
+    ensure!(
+        t2 > t1,
+        "token {t2:?} after delete does not exceed the kept {t1:?}"
+    );
     Ok(Outcome::Pass)
 }
 
