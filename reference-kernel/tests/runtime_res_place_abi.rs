@@ -48,6 +48,30 @@ fn res_02_effect_reads_resources_snapshot() {
     assert_eq!(seen.lock().unwrap().as_slice(), &[json!({"tokens": 5})]);
 }
 
+/// The other side of RES-02: with two meters before it, an effect reads their sum (the
+/// folded accumulator), not the last meter; and one read between them sees the first
+/// alone. A runtime handing effects the last RESOURCE_METERED, or the accumulator as it
+/// was when the run started, reads 7 or 0 where this reads 12.
+#[test]
+fn res_02_effects_read_the_accumulated_total_not_the_last_meter() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let look = |id: &str| json!({"op": "run", "stepId": id, "toolId": "look"});
+    let f = json!({"flowId": "f",
+        "effects": {"m5": {"outcomes": [metered(5)]}, "m7": {"outcomes": [metered(7)]}},
+        "body": [run_step("m5"), look("look-1"), run_step("m7"), look("look-2")]});
+    let mut rt = rt(&[f]);
+    rt.register_effect("look", move |c: &EffectCall<'_>| {
+        seen2.lock().unwrap().push(c.resources.clone());
+        EffectResult::of(EffectOutcome::Value(Value::Null))
+    });
+    start(&rt, "e", "f");
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        &[json!({"tokens": 5}), json!({"tokens": 12})]
+    );
+}
+
 #[test]
 fn res_03_six_dimensions() {
     let f = json!({"flowId": "f", "effects": {"m": {"outcomes": [{"value": 1, "meter": {"tokens": 1, "costUsd": 0.5, "ms": 3, "memBytes": 4, "wallMs": 5, "netBytes": 6}}]}},
