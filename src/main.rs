@@ -50,6 +50,8 @@ start or answer hello, 2 usage error or a run that could not be set up. `loom ve
     Vectors(cli::vectors::VectorsCommand),
     /// Serve the reference kernel over the stdio kernel protocol (JSON lines on stdin/stdout).
     KernelAdapter(cli::vectors::KernelAdapterArgs),
+    /// Serve the reference SQLite or PostgreSQL store over the stdio store protocol (a cmd: adapter of several processes, killable).
+    StoreAdapter(cli::store_adapter::StoreAdapterArgs),
     /// Re-run a flow script against a recorded log and report whether it replays unchanged.
     Replay(cli::vectors::ReplayArgs),
     /// Sweep the deploy simulator over seeds (workers, dispatcher and store on a simulated network, with faults).
@@ -91,6 +93,7 @@ fn main() -> ExitCode {
         Command::Conform(args) => cli::conform::run(args),
         Command::Vectors(cmd) => cli::vectors::run(cmd),
         Command::KernelAdapter(args) => cli::vectors::kernel_adapter(args),
+        Command::StoreAdapter(args) => cli::store_adapter::run(args),
         Command::Replay(args) => cli::vectors::replay(args),
         Command::Sim(args) => cli::sim::run(args),
         Command::Fold(args) => cli::fold_cmd::fold(args),

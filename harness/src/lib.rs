@@ -24,6 +24,7 @@ pub mod junit;
 pub mod kits;
 pub mod rules;
 pub mod spec_part;
+pub mod store_server;
 pub mod subjects;
 pub mod tests_part;
 pub mod vectors;

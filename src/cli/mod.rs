@@ -10,6 +10,7 @@ pub mod manifest;
 pub mod report_cmd;
 pub mod rules;
 pub mod sim;
+pub mod store_adapter;
 pub mod vectors;
 pub mod vectors_fuzz;
 

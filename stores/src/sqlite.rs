@@ -259,6 +259,30 @@ impl SqliteStore {
         })
     }
 
+    /// Empties every table but the schema version, in one transaction: the database as
+    /// a fresh one, for every connection on it (the store protocol's `reset`, served by
+    /// `loom store-adapter`).
+    pub fn reset(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let tables: Vec<String> = {
+            let mut q = tx
+                .prepare(r"SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'loom\_%' ESCAPE '\' AND name <> 'loom_schema_version'")
+                .map_err(backend)?;
+            let rows = q.query_map([], |r| r.get(0)).map_err(backend)?;
+            rows.collect::<Result<_, _>>().map_err(backend)?
+        };
+        for t in &tables {
+            tx.execute(&format!("DELETE FROM \"{t}\""), [])
+                .map_err(backend)?;
+        }
+        // The counters' rows (at zero) are part of a fresh database.
+        tx.execute_batch(SCHEMA).map_err(backend)?;
+        tx.commit().map_err(backend)
+    }
+
     /// The same database with dispatcher leases of `lease_ms`.
     pub fn with_lease_ms(mut self, lease_ms: i64) -> Result<SqliteStore, StoreError> {
         self.lease_ms = lease_duration_checked(lease_ms)?;
