@@ -303,6 +303,7 @@ macro_rules! event_store_conformance {
                 place_05_fence_is_checked_before_sequence,
                 place_05_fence_token_compared_from_both_sides,
                 spi_05_acquire_fence_if_compared_from_both_sides,
+                spi_05_acquire_fence_if_sees_the_fence_a_deleted_stream_keeps,
                 spi_06_batch_is_checked_before_the_anchor,
                 spi_08_store_now_is_epoch_ms_near_the_callers_clock,
                 spi_09_delete_through_at_zero_head_and_past_head,
