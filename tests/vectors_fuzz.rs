@@ -123,6 +123,72 @@ fn emit_04_a_kernel_sorting_keys_by_code_point_is_found_written_and_replayed() {
     assert_eq!(fixed.status.code(), Some(0), "{}", show(&fixed));
 }
 
+/// `loom check --kernel-cmd`'s fuzz part writes each finding as a vector into the run
+/// folder, prints the `loom vectors run --extra` command and puts it on the failing
+/// results; that command fails again against the buggy kernel and passes once it is fixed.
+fn conf_01_check_fuzz_part_writes_each_finding_as_a_vector_that_fails_again() {
+    let out = scratch("check-fuzz");
+    let buggy = python_kernel("code-point");
+    let o = loom(&[
+        "check",
+        "--kernel-cmd",
+        &buggy,
+        "--only",
+        "fuzz",
+        "--fuzz-cases",
+        "600",
+        "--seed",
+        "1",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let found = out.join("vectors");
+    let files = files_under(&found);
+    assert_eq!(files.len(), 1, "{files:?}\n{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("loom vectors run --kernel-cmd"),
+        "{}",
+        show(&o)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let failing: Vec<&serde_json::Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "fail")
+        .collect();
+    assert!(!failing.is_empty());
+    for r in &failing {
+        let again = r["reproduce"].as_str().unwrap_or("");
+        assert!(
+            again.contains("--extra") && again.contains(found.to_str().unwrap()),
+            "{r:#}"
+        );
+    }
+    let replay = |kernel: &str, dir: &str| {
+        loom(&[
+            "vectors",
+            "run",
+            "--kernel-cmd",
+            kernel,
+            "--extra",
+            found.to_str().unwrap(),
+            "--filter=-fuzz-",
+            "--quiet",
+            "--out",
+            out.join(dir).to_str().unwrap(),
+        ])
+    };
+    let again = replay(&buggy, "replay-buggy");
+    assert_eq!(again.status.code(), Some(1), "{}", show(&again));
+    let fixed = replay(&python_kernel("none"), "replay-fixed");
+    assert_eq!(fixed.status.code(), Some(0), "{}", show(&fixed));
+}
+
 /// `--fail-fast` stops the campaign at its first finding, as in `vectors run` and
 /// `conform`: the checks that had not run to their budget are skips saying why (never a
 /// pass, never the error of a check that sent nothing) and the run is partial. Without
@@ -304,6 +370,11 @@ fn main() -> std::process::ExitCode {
             Tool::Python3,
             "conf_01_fuzz_fail_fast_stops_at_the_first_finding_and_says_what_did_not_run",
             |_| conf_01_fuzz_fail_fast_stops_at_the_first_finding_and_says_what_did_not_run(),
+        ),
+        needs(
+            Tool::Python3,
+            "conf_01_check_fuzz_part_writes_each_finding_as_a_vector_that_fails_again",
+            |_| conf_01_check_fuzz_part_writes_each_finding_as_a_vector_that_fails_again(),
         ),
         needs(
             Tool::Python3,

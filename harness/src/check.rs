@@ -96,6 +96,9 @@ pub struct CheckConfig {
     pub clients: usize,
     /// The backend restart run after each kill of the durability kit (`--restart-backend`).
     pub restart_backend: Option<String>,
+    /// Where the fuzz part writes each finding as a vector file (`<kind>/<id>.json`, the
+    /// layout `loom vectors run --extra DIR` reads); `None`: nowhere.
+    pub findings_dir: Option<PathBuf>,
 }
 
 impl CheckConfig {
@@ -120,6 +123,7 @@ impl CheckConfig {
             max_fail: None,
             clients: loom_conformance::kits::concurrency::CLIENTS_DEFAULT,
             restart_backend: None,
+            findings_dir: None,
         }
     }
 
@@ -365,6 +369,33 @@ pub fn run(
                         let report = loom_vectors::fuzz::run_campaign(&mut k, &fuzz, &mut |_| {});
                         notes.lines.push(fuzz_budget_note(&fuzz, &report));
                         let mut r = report.results(&fuzz);
+                        if let (Some(dir), false) =
+                            (&config.findings_dir, report.findings.is_empty())
+                        {
+                            match loom_vectors::fuzz::write_findings(dir, &report.findings) {
+                                Ok(written) if !written.is_empty() => {
+                                    let again = format!(
+                                        "loom vectors run --kernel-cmd {} --extra {}",
+                                        crate::concurrency_replay::sh_quote(cmd),
+                                        crate::concurrency_replay::sh_quote(
+                                            &dir.display().to_string()
+                                        )
+                                    );
+                                    notes.lines.push(format!(
+                                        "fuzz: {} finding(s) written as vectors under {}; run them again: {again}",
+                                        written.len(),
+                                        dir.display()
+                                    ));
+                                    for x in r.iter_mut().filter(|x| x.status.is_failure()) {
+                                        x.reproduce.get_or_insert_with(|| again.clone());
+                                    }
+                                }
+                                Ok(_) => {}
+                                Err(e) => notes
+                                    .lines
+                                    .push(format!("fuzz: the findings could not be written: {e}")),
+                            }
+                        }
                         finish_kernel(&mut k, loom_vectors::fuzz::AREA, &mut r);
                         r
                     }

@@ -161,6 +161,7 @@ pub fn run(args: CheckArgs) -> u8 {
         max_fail: args.stop.max_fail(),
         clients: args.clients,
         restart_backend: args.restart_backend.clone(),
+        findings_dir: None,
     };
     if let Err(e) = config.selected_parts() {
         eprintln!("error: {e}");
@@ -173,6 +174,10 @@ pub fn run(args: CheckArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    // Each fuzz finding is written as a vector in the run folder, to run again with
+    // `loom vectors run --extra`.
+    let mut config = config;
+    config.findings_dir = Some(out.join("vectors"));
     let (mut report, notes) = match loom_harness::check::run(&config, &Bars { quiet: args.quiet }) {
         Ok(r) => r,
         Err(e) => {
