@@ -6,10 +6,10 @@
 //! `incarnation-in-memory` keeps its incarnation counter in the process. Each fails the
 //! case citing its rule; the faithful adapter on a file passes; in memory (no
 //! `durable: true` in hello) every case is skipped, visibly. With `--restart-backend`,
-//! the backend is restarted after every kill: a backend that drops what it had not
-//! flushed (SQLite's write-ahead log deleted, as a database with persistence off loses
-//! its recent writes) is caught, a faithful restart passes, and a restart command that
-//! fails is an error of the case, never a pass.
+//! the backend is restarted after every kill: a backend that keeps nothing across a
+//! restart (its database files deleted, as a server with persistence off loses every
+//! write) is caught, a faithful restart passes, and a restart command that fails is an
+//! error of the case, never a pass.
 
 use std::path::Path;
 use std::process::Output;
@@ -109,11 +109,12 @@ fn durability_cases_are_skipped_for_an_adapter_that_does_not_claim_durable(pytho
 }
 
 /// The restart command for a backend at `db`: it logs each run to `log`, and with
-/// `drop_unflushed` deletes the write-ahead log (what a killed adapter left unflushed).
-fn restart_command(db: &Path, log: &Path, drop_unflushed: bool) -> String {
+/// `persistence_off` deletes the database and its write-ahead log, as a server that
+/// keeps nothing on disk comes back empty.
+fn restart_command(db: &Path, log: &Path, persistence_off: bool) -> String {
     let mut c = format!("echo restarted >> '{}'", log.display());
-    if drop_unflushed {
-        c.push_str(&format!("; rm -f '{0}-wal' '{0}-shm'", db.display()));
+    if persistence_off {
+        c.push_str(&format!("; rm -f '{0}' '{0}-wal' '{0}-shm'", db.display()));
     }
     c
 }
@@ -125,7 +126,7 @@ fn restarts_logged(log: &Path) -> usize {
         .count()
 }
 
-fn spi_23_a_backend_restart_that_drops_unflushed_writes_is_caught(python: &str) {
+fn spi_23_a_backend_restart_that_loses_everything_is_caught(python: &str) {
     let dir = scratch("restart-lossy");
     let (db, log) = (dir.join("kept.db"), dir.join("restarts.log"));
     let restart = restart_command(&db, &log, true);
@@ -237,8 +238,8 @@ fn main() -> std::process::ExitCode {
         ),
         needs(
             Tool::Python3,
-            "spi_23_a_backend_restart_that_drops_unflushed_writes_is_caught",
-            spi_23_a_backend_restart_that_drops_unflushed_writes_is_caught,
+            "spi_23_a_backend_restart_that_loses_everything_is_caught",
+            spi_23_a_backend_restart_that_loses_everything_is_caught,
         ),
         needs(
             Tool::Python3,

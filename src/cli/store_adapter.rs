@@ -13,8 +13,8 @@ loom conform --store 'cmd:loom store-adapter --store postgres://postgres@127.0.0
 loom sim --store 'cmd:loom store-adapter --store sqlite:/tmp/sim-{seed}.db' --seeds 5\n\n\
 Every process started with the same --store (and --schema) shares one database, so hello answers sharedBackend: true; \
 every write is committed before it is answered, so hello answers durable: true and the durability kit kills it for real.\n\n\
-Exit status: 0 when standard input closed, 1 when the protocol broke (a request line that is not JSON, standard output \
-gone), 2 when the store cannot be opened.")]
+Exit status: 0 standard input closed (the harness is done), 1 the protocol broke (a request line that is not JSON, \
+standard output gone), 2 usage error or a store that cannot be opened.")]
 pub struct StoreAdapterArgs {
     /// The store to serve: sqlite:PATH (a database file) or postgres://URL.
     #[arg(long)]
