@@ -37,6 +37,22 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `loom vectors run` of only the found vectors under `found` against `kernel`.
+fn run_found(kernel: &str, found: &Path, out: &Path) -> std::process::Output {
+    loom(&[
+        "vectors",
+        "run",
+        "--kernel-cmd",
+        kernel,
+        "--extra",
+        found.to_str().unwrap(),
+        "--filter=-fuzz-",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 fn conf_01_fuzzing_the_reference_adapter_finds_nothing() {
     let out = scratch("reference");
     let o = loom(&[
@@ -103,20 +119,7 @@ fn emit_04_a_kernel_sorting_keys_by_code_point_is_found_written_and_replayed() {
     let found = out.join("vectors");
     let files = files_under(&found);
     assert_eq!(files.len(), 1, "{files:?}");
-    let replay = |kernel: &str, dir: &str| {
-        loom(&[
-            "vectors",
-            "run",
-            "--kernel-cmd",
-            kernel,
-            "--extra",
-            found.to_str().unwrap(),
-            "--filter=-fuzz-",
-            "--quiet",
-            "--out",
-            out.join(dir).to_str().unwrap(),
-        ])
-    };
+    let replay = |kernel: &str, dir: &str| run_found(kernel, &found, &out.join(dir));
     let again = replay(&buggy, "replay-buggy");
     assert_eq!(again.status.code(), Some(1), "{}", show(&again));
     let fixed = replay(&python_kernel("none"), "replay-fixed");
@@ -169,20 +172,7 @@ fn conf_01_check_fuzz_part_writes_each_finding_as_a_vector_that_fails_again() {
             "{r:#}"
         );
     }
-    let replay = |kernel: &str, dir: &str| {
-        loom(&[
-            "vectors",
-            "run",
-            "--kernel-cmd",
-            kernel,
-            "--extra",
-            found.to_str().unwrap(),
-            "--filter=-fuzz-",
-            "--quiet",
-            "--out",
-            out.join(dir).to_str().unwrap(),
-        ])
-    };
+    let replay = |kernel: &str, dir: &str| run_found(kernel, &found, &out.join(dir));
     let again = replay(&buggy, "replay-buggy");
     assert_eq!(again.status.code(), Some(1), "{}", show(&again));
     let fixed = replay(&python_kernel("none"), "replay-fixed");

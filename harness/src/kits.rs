@@ -264,6 +264,44 @@ fn memory_fleet(n: usize) -> MemoryFleet {
     }
 }
 
+/// One handle per connection on each SPI of the SQLite stores `conns` (one file).
+fn sqlite_fleet(
+    conns: &[SqliteStore],
+) -> Handles<
+    loom_stores::sqlite::SqliteEventStore,
+    loom_stores::sqlite::SqliteDispatcher,
+    loom_stores::sqlite_plugin::SqliteDurableStateStore,
+    loom_stores::sqlite::SqliteTimerStore,
+    loom_stores::sqlite_plugin::SqliteReadModelStore,
+> {
+    Handles {
+        events: Some(conns.iter().map(SqliteStore::events).collect()),
+        dispatchers: Some(conns.iter().map(SqliteStore::dispatcher).collect()),
+        durable_state: Some(conns.iter().map(SqliteStore::durable_state).collect()),
+        timers: Some(conns.iter().map(SqliteStore::timers).collect()),
+        read_models: Some(conns.iter().map(SqliteStore::read_models).collect()),
+    }
+}
+
+/// One handle per connection on each SPI of the PostgreSQL stores `conns` (one schema).
+fn pg_fleet(
+    conns: &[PgStore],
+) -> Handles<
+    loom_stores::postgres::PgEventStore,
+    loom_stores::postgres_more::PgDispatcher,
+    loom_stores::postgres_plugin::PgDurableStateStore,
+    loom_stores::postgres_more::PgTimerStore,
+    loom_stores::postgres_plugin::PgReadModelStore,
+> {
+    Handles {
+        events: Some(conns.iter().map(PgStore::events).collect()),
+        dispatchers: Some(conns.iter().map(PgStore::dispatcher).collect()),
+        durable_state: Some(conns.iter().map(PgStore::durable_state).collect()),
+        timers: Some(conns.iter().map(PgStore::timers).collect()),
+        read_models: Some(conns.iter().map(PgStore::read_models).collect()),
+    }
+}
+
 /// Removes a SQLite database file and its WAL files; a file that is already gone is
 /// fine.
 fn remove_sqlite_files(path: &std::path::Path) {
@@ -684,13 +722,7 @@ async fn run_backend(
                                 .map_err(|e| format!("opening {}: {e}", path.display()))
                         })
                         .collect();
-                    std::future::ready(conns.map(|c| Handles {
-                        events: Some(c.iter().map(SqliteStore::events).collect()),
-                        dispatchers: Some(c.iter().map(SqliteStore::dispatcher).collect()),
-                        durable_state: Some(c.iter().map(SqliteStore::durable_state).collect()),
-                        timers: Some(c.iter().map(SqliteStore::timers).collect()),
-                        read_models: Some(c.iter().map(SqliteStore::read_models).collect()),
-                    }))
+                    std::future::ready(conns.map(|c| sqlite_fleet(&c)))
                 },
                 &NoHooks,
             )
@@ -773,13 +805,7 @@ async fn run_backend(
                                 format!("connecting client {i} to {url} (schema {schema}): {e}")
                             })?);
                         }
-                        Ok(Handles {
-                            events: Some(conns.iter().map(PgStore::events).collect()),
-                            dispatchers: Some(conns.iter().map(PgStore::dispatcher).collect()),
-                            durable_state: Some(conns.iter().map(PgStore::durable_state).collect()),
-                            timers: Some(conns.iter().map(PgStore::timers).collect()),
-                            read_models: Some(conns.iter().map(PgStore::read_models).collect()),
-                        })
+                        Ok(pg_fleet(&conns))
                     }
                 },
                 &NoHooks,
@@ -962,13 +988,7 @@ pub fn concurrent_campaign(
                     SqliteStore::open(&path).map_err(|e| format!("opening {}: {e}", path.display()))
                 })
                 .collect::<Result<Vec<_>, String>>()?;
-            let fleet = Handles {
-                events: Some(conns.iter().map(SqliteStore::events).collect()),
-                dispatchers: Some(conns.iter().map(SqliteStore::dispatcher).collect()),
-                durable_state: Some(conns.iter().map(SqliteStore::durable_state).collect()),
-                timers: Some(conns.iter().map(SqliteStore::timers).collect()),
-                read_models: Some(conns.iter().map(SqliteStore::read_models).collect()),
-            };
+            let fleet = sqlite_fleet(&conns);
             let r = run(&fleet, &namespace, seed, budget).await.map(Some);
             drop(fleet);
             drop(conns);
@@ -988,13 +1008,7 @@ pub fn concurrent_campaign(
                     format!("connecting client {i} to {store} (schema {schema}): {e}")
                 })?);
             }
-            let fleet = Handles {
-                events: Some(conns.iter().map(PgStore::events).collect()),
-                dispatchers: Some(conns.iter().map(PgStore::dispatcher).collect()),
-                durable_state: Some(conns.iter().map(PgStore::durable_state).collect()),
-                timers: Some(conns.iter().map(PgStore::timers).collect()),
-                read_models: Some(conns.iter().map(PgStore::read_models).collect()),
-            };
+            let fleet = pg_fleet(&conns);
             let r = run(&fleet, &namespace, seed, budget).await.map(Some);
             drop(fleet);
             drop(conns);
