@@ -205,6 +205,74 @@ fn abi_11_and_compat_02_event_schema_pinned_with_its_version() {
     assert_eq!(sorted, known_event_types(), "the pinned set is kept sorted");
 }
 
+/// The schema history as the spec's version table states it (RULES.md, "Version
+/// constants": the "new kinds" column), one row per minor this fold reproduces: the
+/// version and the kinds that arrived with it. Every kind not listed here predates 1.15.0.
+const PINNED_SCHEMA_HISTORY: [(&str, &[&str]); 12] = [
+    ("1.15.0", &[]),
+    ("1.16.0", &[]),
+    ("1.17.0", &[]),
+    ("1.18.0", &[]),
+    ("1.19.0", &[]),
+    ("1.20.0", &[]),
+    ("1.21.0", &[]),
+    ("1.22.0", &["EVENTS_REHOMED"]),
+    ("1.23.0", &["EXECUTION_CONTINUED", "MESSAGE_CONSUMED"]),
+    ("1.24.0", &[]),
+    ("1.25.0", &["INBOX_QUARANTINED", "INBOX_RELEASED"]),
+    ("1.26.0", &[]),
+];
+
+#[test]
+fn compat_02_every_schema_version_is_pinned_with_its_type_set() {
+    // The 1.26.0 pin above is one snapshot: a kind moved to a later minor, or a kind added
+    // under an old version, still matches it. Here every version the fold reproduces is
+    // pinned with the set it knows, built from the spec's history: the set at a minor is
+    // the set before it plus that minor's new kinds, so a type set changes only with a
+    // version, and a version that added kinds has them.
+    let later: Vec<&str> = PINNED_SCHEMA_HISTORY
+        .iter()
+        .flat_map(|(_, kinds)| kinds.iter().copied())
+        .collect();
+    let mut expected: Vec<&str> = PINNED_SCHEMA
+        .1
+        .iter()
+        .copied()
+        .filter(|k| !later.contains(k))
+        .collect();
+    let versions: Vec<FoldVersion> = FoldVersion::all().collect();
+    assert_eq!(
+        versions.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        PINNED_SCHEMA_HISTORY
+            .iter()
+            .map(|(v, _)| *v)
+            .collect::<Vec<_>>(),
+        "the fold reproduces exactly the pinned versions"
+    );
+    for (v, (pinned, added)) in versions.iter().zip(PINNED_SCHEMA_HISTORY) {
+        expected.extend(added.iter().copied());
+        expected.sort();
+        let mut known = known_event_types_at(*v);
+        known.sort();
+        assert_eq!(
+            (v.to_string(), known),
+            (pinned.to_owned(), expected.clone())
+        );
+    }
+    // The newest row is the current constant and the current set, from both sides.
+    assert_eq!(FoldVersion::CURRENT.to_string(), EVENT_SCHEMA_VERSION);
+    assert_eq!(expected, known_event_types());
+    // Two neighbouring versions know different sets exactly when the later one added kinds.
+    for pair in versions.windows(2) {
+        let grew = known_event_types_at(pair[0]) != known_event_types_at(pair[1]);
+        let row = PINNED_SCHEMA_HISTORY
+            .iter()
+            .find(|(v, _)| *v == pair[1].to_string())
+            .unwrap();
+        assert_eq!(grew, !row.1.is_empty(), "{} -> {}", pair[0], pair[1]);
+    }
+}
+
 #[test]
 fn compat_01_new_kinds_only_arrive_with_minor_bumps() {
     // Each kind's `since` minor is at most the current one, and every older fold treats a
