@@ -798,3 +798,79 @@ fn fold_24_proto_keys_are_dropped_from_delivered_messages_on_both_paths() {
     );
     assert!(!log_bytes(&rt, "e").contains("__proto__"));
 }
+
+/// One flow per Wave 2 syscall, each ending `complete` once the syscall has done its work,
+/// with the gate its park records (None: it does not park, it continues).
+fn abi_04_flow_using(op: &str) -> (Value, Option<&'static str>) {
+    let body = match op {
+        "continueAsNew" => json!([{"op": "if", "ref": "input/next", "equals": true,
+            "then": [{"op": "complete", "output": "next"}],
+            "else": [{"op": "continueAsNew", "input": {"next": true}}]}]),
+        "receive" => json!([receive("t", "w", "m"), {"op": "complete", "output": var("m")}]),
+        _ => json!([{"op": "select", "waits": [{"waitId": "w", "topic": "t"}], "bind": "m"},
+            {"op": "complete", "output": {"$ref": "vars.m/value"}}]),
+    };
+    let gate = match op {
+        "continueAsNew" => None,
+        "receive" => Some("receive:t"),
+        _ => Some("__loom_select__"),
+    };
+    (flow("f", body), gate)
+}
+
+#[test]
+fn abi_04_every_flag_combination_listed_wave2_syscalls_run_and_unlisted_are_refused() {
+    // The other ABI-04 tests call the Wave 2 syscalls with every flag on, where a runtime
+    // that wires one syscall to another's flag (delivery only when both `receive` and
+    // `select` are on, say) still passes. Here each of the 8 combinations runs each
+    // listed syscall to its end, and each unlisted one is refused when the flow is loaded.
+    // "The list" is the effective list the handshake advertises (GAP-21, docs/decisions/0008-runtime-choices.md).
+    for bits in 0..8u8 {
+        let features = KernelFeatures {
+            continue_as_new: bits & 1 != 0,
+            receive: bits & 2 != 0,
+            select: bits & 4 != 0,
+            sha256_flow_hash: false,
+        };
+        let listed = loom_kernel::versions::effective_syscalls(&features);
+        let config = RuntimeConfig {
+            features,
+            ..RuntimeConfig::default()
+        };
+        for op in ["continueAsNew", "receive", "select"] {
+            let (script, gate) = abi_04_flow_using(op);
+            let parsed = loom_kernel::runtime::FlowScript::parse(&script, &features);
+            if !listed.contains(&op) {
+                let err = parsed.expect_err(&format!("{op} unlisted at flags {bits:03b}"));
+                assert!(
+                    err.path.ends_with(".op") && err.message.contains(&format!("`{op}`")),
+                    "{op} at flags {bits:03b}: {err}"
+                );
+                continue;
+            }
+            parsed.unwrap_or_else(|e| panic!("{op} listed at flags {bits:03b}: {e}"));
+            let rt = rt_with(config.clone(), &[script]);
+            match gate {
+                None => {
+                    assert_eq!(
+                        start(&rt, "e", "f"),
+                        RunOutcome::Continued { to: "e~1".into() },
+                        "{op} at flags {bits:03b}"
+                    );
+                    assert_eq!(state(&rt, "e~1").status, Status::Completed);
+                }
+                Some(gate) => {
+                    assert_eq!(start(&rt, "e", "f"), parked(gate), "{op} at {bits:03b}");
+                    assert_eq!(
+                        deliver(&rt, "e", "t", "m1", json!("M")),
+                        Delivery::Resumed {
+                            wait_id: "w".into(),
+                            outcome: completed(json!("M")),
+                        },
+                        "{op} at flags {bits:03b}: a parked {op} is answered by a delivery"
+                    );
+                }
+            }
+        }
+    }
+}
