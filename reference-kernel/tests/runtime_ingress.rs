@@ -193,3 +193,87 @@ fn ingress_35_suspend_strips_caller_condition_step_id() {
         .clone();
     assert_eq!(park["condition"], json!({"keep": 1}));
 }
+
+/// The forged resumes INGRESS-01 sends down every entry point, each with the refusal the
+/// gate gives it at an untimed park on `approve`. Two rows rest on resolutions: the
+/// refusal of kernel metadata keys is reference-defined (INGRESS-39, ABI-14), and
+/// EXECUTION_RECOVERED's own path (not-recoverable rather than kernel-event-type) is
+/// GAP-08 with the precedence of GAP-32 (docs/decisions/0004-ingress.md).
+fn ingress_01_forgeries() -> Vec<(&'static str, ResumeRequest, RefusalReason)> {
+    let mut stamped = ResumeRequest::new("approve", json!("yes"));
+    stamped.metadata = Some(json!({"kernel": true}).as_object().unwrap().clone());
+    vec![
+        (
+            "kernel event type",
+            ResumeRequest::new("STEP_COMPLETED", json!({"stepId": "s", "output": 1})),
+            RefusalReason::KernelEventType,
+        ),
+        (
+            "another gate",
+            ResumeRequest::new("reject", json!("yes")),
+            RefusalReason::GateMismatch,
+        ),
+        (
+            "timer at an untimed park",
+            ResumeRequest::new("TIMER_FIRED", Value::Null),
+            RefusalReason::NotTimed,
+        ),
+        ("kernel metadata", stamped, RefusalReason::KernelMetadata),
+        (
+            "recovery of a parked execution",
+            ResumeRequest::new("EXECUTION_RECOVERED", Value::Null),
+            RefusalReason::NotRecoverable,
+        ),
+    ]
+}
+
+#[test]
+fn ingress_01_runtime_resume_and_resume_as_refuse_the_same_forgeries_under_every_config() {
+    // tests/ingress.rs drives the gate function; this drives the runtime's own entry
+    // points, `resume` and `resumeAs` (onto the same flow and onto another), so a path that
+    // built its events without the gate, or only gated some requests, fails here. Every
+    // kernel.features combination is tried: no configuration switches the gate off.
+    let parked_flow = json!({"flowId": "f", "resumeSchemas": {},
+        "body": [{"op": "suspend", "on": "approve"}, {"op": "complete", "output": "done"}]});
+    for bits in 0..16u8 {
+        let config = loom_kernel::runtime::RuntimeConfig {
+            features: loom_kernel::versions::KernelFeatures {
+                continue_as_new: bits & 1 != 0,
+                receive: bits & 2 != 0,
+                select: bits & 4 != 0,
+                sha256_flow_hash: bits & 8 != 0,
+            },
+            ..Default::default()
+        };
+        let mut rt = rt_with(config, std::slice::from_ref(&parked_flow));
+        rt.register_flow_json(&flow("f2", json!([{"op": "complete", "output": "moved"}])))
+            .unwrap();
+        assert_eq!(start(&rt, "e", "f"), parked("approve"));
+        let before = log(&rt, "e");
+        for (what, request, reason) in ingress_01_forgeries() {
+            for path in ["resume", "resumeAs onto f", "resumeAs onto f2"] {
+                let request = request.clone();
+                let got = match path {
+                    "resume" => block_on(rt.resume("e", request)),
+                    "resumeAs onto f" => block_on(rt.resume_as("e", request, "f", None)),
+                    _ => block_on(rt.resume_as("e", request, "f2", None)),
+                };
+                match got {
+                    Err(RuntimeError::Ingress(IngressError::ResumeRefused {
+                        reason: r, ..
+                    })) => {
+                        assert_eq!(r, reason, "{what} via {path} at flags {bits:04b}")
+                    }
+                    other => panic!("{what} via {path} at flags {bits:04b}: {other:?}"),
+                }
+                assert_eq!(log(&rt, "e"), before, "{what} via {path}: nothing appended");
+            }
+        }
+        // The same entry points still admit the real answer (the refusals are the gate's,
+        // not a broken path's).
+        assert_eq!(
+            resume(&rt, "e", "approve", json!("yes")).unwrap(),
+            completed(json!("done"))
+        );
+    }
+}
