@@ -595,3 +595,46 @@ fn place_04_parallel_branches_append_one_at_a_time_on_a_store_that_waits() {
     assert_eq!(count(&log, "STEP_COMPLETED"), 5);
     assert_eq!(count(&log, "app.note"), 2);
 }
+
+fn fold_49_started_input(events: &[loom_kernel::EventEnvelope], step: &str) -> Option<Value> {
+    events
+        .iter()
+        .find(|e| e.event_type == "STEP_STARTED" && e.payload["stepId"] == json!(step))
+        .and_then(|e| e.payload.get("input").cloned())
+}
+
+#[test]
+fn fold_49_a_settled_input_leaves_the_state_view_and_stays_in_the_log_and_archive() {
+    // The fold vectors (fold48-*-drops-input) pin the state side only; a runtime that,
+    // since 1.26 drops the input from the state, stopped writing it on STEP_STARTED would
+    // pass them. Here both sides: the state the runtime serves (the wire view) shows no
+    // input on a settled frame and still shows it on a running one, while the log and
+    // the compaction archive give the settled step's input back.
+    use loom_kernel::spi::ArchiveStore;
+    let input = json!({"k": 1, "nested": [1, 2]});
+    let f = json!({"flowId": "f",
+        "effects": {"b": {"outcomes": [{"crash": "before-effect"}, {"value": 2}]}},
+        "body": [{"op": "run", "stepId": "a", "input": input},
+            {"op": "run", "stepId": "b", "input": {"other": true}},
+            {"op": "complete"}]});
+    let rt = rt(&[f]);
+    assert!(matches!(start(&rt, "e", "f"), RunOutcome::Crashed { .. }));
+    let view = state(&rt, "e").to_value();
+    assert_eq!(view["frames"]["a"]["status"], json!("completed"));
+    assert!(
+        view["frames"]["a"].get("input").is_none(),
+        "settled frame still shows its input: {}",
+        view["frames"]["a"]
+    );
+    assert_eq!(
+        view["frames"]["b"]["input"],
+        json!({"other": true}),
+        "a running frame keeps its input in the view"
+    );
+    let events = log(&rt, "e");
+    assert_eq!(fold_49_started_input(&events, "a"), Some(input.clone()));
+    let archive = loom_stores::MemoryArchiveStore::new();
+    block_on(archive.archive("e", events)).expect("archive");
+    let archived = block_on(archive.read_archived("e")).expect("readArchived");
+    assert_eq!(fold_49_started_input(&archived, "a"), Some(input));
+}
