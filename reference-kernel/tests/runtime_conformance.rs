@@ -101,6 +101,73 @@ fn compat_07_every_capability_replays_and_serves_its_decisions() {
     }
 }
 
+/// How many `DECISION_RECORDED` events in `log` record the decision `id`.
+fn recorded(log: &[EventEnvelope], id: &str) -> usize {
+    log.iter()
+        .filter(|e| e.event_type == "DECISION_RECORDED" && e.payload["id"] == json!(id))
+        .count()
+}
+
+/// COMPAT-07 from the log's side: the test above counts `_decisions` entries, a map keyed
+/// by id, so a capability that calls its decider again on replay and records the
+/// decision a second time under the same id still folds to one entry. Here each
+/// capability's decision is recorded once in the log, whatever the replays, its decider
+/// (or negotiator) is called once, and the replayed run is served the recorded choice.
+#[test]
+fn compat_07_a_replayed_decision_is_recorded_once_and_its_decider_called_once() {
+    let capabilities = [
+        (
+            "decide",
+            json!({"op": "decide", "id": "d", "decider": "counter"}),
+        ),
+        (
+            "negotiateBudget",
+            json!({"op": "negotiateBudget", "dimension": "tokens", "request": 10, "id": "d"}),
+        ),
+    ];
+    for (name, stmt) in capabilities {
+        let flow = json!({"flowId": "f", "body": [stmt,
+            {"op": "suspend", "on": "g1"}, {"op": "suspend", "on": "g2"},
+            {"op": "complete", "output": {"$ref": "decisions.d"}}]});
+        let mut r = rt::rt_with(RuntimeConfig::default(), &[flow]);
+        let counter = std::sync::atomic::AtomicU64::new(0);
+        r.register_decider("counter", move |_: &str| {
+            Ok(json!(
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 100
+            ))
+        });
+        let parked = |o| matches!(o, Ok(RunOutcome::Parked { .. }));
+        assert!(parked(block_on(r.start("e", "f", json!({})))), "{name}");
+        let first = fold(&read(&r, "e")).to_value()["variables"]["_decisions"]["d"].clone();
+        assert!(
+            parked(block_on(r.resume("e", ResumeRequest::new("g1", json!(1))))),
+            "{name}"
+        );
+        let out = block_on(r.resume("e", ResumeRequest::new("g2", json!(2)))).unwrap();
+        let log = read(&r, "e");
+        assert_eq!(
+            recorded(&log, "d"),
+            1,
+            "{name}: the decision was recorded again on replay"
+        );
+        let calls = if name == "decide" {
+            r.decider_calls("d")
+        } else {
+            r.negotiator_calls()
+        };
+        assert_eq!(calls, 1, "{name}: called again on replay");
+        let served = fold(&log).to_value()["variables"]["_decisions"]["d"].clone();
+        assert_eq!(
+            served, first,
+            "{name}: the replay changed the recorded choice"
+        );
+        assert!(
+            matches!(out, RunOutcome::Completed { .. }),
+            "{name}: {out:?}"
+        );
+    }
+}
+
 #[test]
 fn compat_11_with_every_flag_off_no_unwritten_shapes_appear() {
     let flows = [
