@@ -8,7 +8,8 @@
 //! every test run (`tests/g2.rs`, `conf_06_…`). The baseline runs a flow with every
 //! optional capability unwired (default `RuntimeConfig`, no timers, middleware, budget,
 //! authenticator or resume schemas). Each "disabled path" runs the same flow with one
-//! capability present in its off state. For each path the gate checks, in one run, that
+//! capability present in its off state, or wired and not exercised (never the baseline
+//! itself). For each path the gate checks, in one run, that
 //! (1) the event log is byte-identical to the baseline's (G2's behavioural half) and (2)
 //! the median wall time over interleaved rounds is at most `G2_RATIO_MAX` times the
 //! baseline's, on a release build and a 2,000-step flow. It exits non-zero on a

@@ -40,17 +40,26 @@ fn compat_08_conf_06_capabilities_off_leave_the_log_byte_identical() {
     let baseline = log_bytes(RuntimeConfig::default(), None);
     let variants: Vec<Variant> = vec![
         (
-            "features explicitly off",
+            "Wave 2 flags on, syscalls unused",
             RuntimeConfig {
-                features: KernelFeatures::default(),
+                features: KernelFeatures {
+                    continue_as_new: true,
+                    receive: true,
+                    select: true,
+                    sha256_flow_hash: false,
+                },
                 ..RuntimeConfig::default()
             },
             None,
         ),
         (
-            "empty budget",
+            "budget set, never reached",
             RuntimeConfig {
-                budget: Default::default(),
+                budget: [(
+                    g2::UNREACHED_BUDGET_DIMENSION.to_owned(),
+                    g2::UNREACHED_BUDGET_CAP,
+                )]
+                .into(),
                 ..RuntimeConfig::default()
             },
             None,
@@ -70,6 +79,11 @@ fn compat_08_conf_06_capabilities_off_leave_the_log_byte_identical() {
         ),
     ];
     for (name, config, extra) in variants {
+        // A variant equal to the unwired run would compare the baseline with itself.
+        assert!(
+            config != RuntimeConfig::default() || extra.is_some(),
+            "{name} is the baseline"
+        );
         assert_eq!(log_bytes(config, extra), baseline, "{name} changed the log");
     }
 }
@@ -199,6 +213,15 @@ fn conf_06_g2_ratio_gate_short_form_every_disabled_path_within_the_ratio() {
         failures.is_empty(),
         "G2 (CONF-06): a disabled path costs more than {G2_RATIO_MAX}x the baseline in every try: {failures:?}; `cargo bench -p loom-kernel --bench g2` measures it on a release build"
     );
+}
+
+#[test]
+fn conf_06_every_disabled_path_differs_from_the_baseline() {
+    // Two of the four paths once were `RuntimeConfig::default()` spelt out (features all
+    // off, an empty budget map): the gate timed the baseline against itself for them.
+    for (name, setup) in g2::DISABLED_PATHS {
+        assert_ne!(setup(), g2::baseline(), "{name} is the baseline");
+    }
 }
 
 #[test]

@@ -16,6 +16,11 @@ use std::sync::Arc;
 /// Largest accepted ratio of a disabled path's time to the baseline's (GAP-29).
 pub const G2_RATIO_MAX: f64 = 1.05;
 
+/// The dimension and cap of the budget path: a cap the workload never meters against.
+pub const UNREACHED_BUDGET_DIMENSION: &str = "tokens";
+/// See [`UNREACHED_BUDGET_DIMENSION`].
+pub const UNREACHED_BUDGET_CAP: f64 = 1e12;
+
 /// A flow of `steps` steps, a gate and an emit; `schemas` is its `resumeSchemas`.
 pub fn flow(steps: usize, schemas: Option<Value>) -> Value {
     let mut body: Vec<Value> = (0..steps)
@@ -38,18 +43,20 @@ pub fn baseline() -> (RuntimeConfig, Option<Value>) {
     (RuntimeConfig::default(), None)
 }
 
-/// Each disabled path: one capability present in its off state.
+/// Each disabled path: one capability present in its off state, or wired and not
+/// exercised by the flow. Each differs from [`baseline`] (CONF-06: a path equal to the
+/// baseline measures nothing; `conf_06_every_disabled_path_differs_from_the_baseline`).
 pub const DISABLED_PATHS: [(&str, Setup); 4] = [
     ("resumeSchemas present but empty", || {
         (RuntimeConfig::default(), Some(json!({})))
     }),
-    ("kernel.features explicitly all off", || {
+    ("Wave 2 flags on, syscalls unused", || {
         (
             RuntimeConfig {
                 features: KernelFeatures {
-                    continue_as_new: false,
-                    receive: false,
-                    select: false,
+                    continue_as_new: true,
+                    receive: true,
+                    select: true,
                     sha256_flow_hash: false,
                 },
                 ..RuntimeConfig::default()
@@ -57,10 +64,10 @@ pub const DISABLED_PATHS: [(&str, Setup); 4] = [
             None,
         )
     }),
-    ("budget map present but empty", || {
+    ("budget set, never reached", || {
         (
             RuntimeConfig {
-                budget: Default::default(),
+                budget: [(UNREACHED_BUDGET_DIMENSION.to_owned(), UNREACHED_BUDGET_CAP)].into(),
                 ..RuntimeConfig::default()
             },
             None,
