@@ -5,7 +5,9 @@
 //! deployment shows: a write-behind cache that loses acknowledged appends when its
 //! process is killed (SPI-23), a fence-token cache that drops entries (PLACE-05), a
 //! replica three reads behind (SPI-23), a claim without compare-and-set (PLACE-02) and a
-//! cancel that keeps the timer, so it fires twice (REPLAY-10). Each is caught within
+//! cancel that keeps the timer, so it fires twice (REPLAY-10), and a `fenced` refusal
+//! naming the presented token as current (PLACE-05, which only the per-execution
+//! linearizability check of `simulator/src/linear.rs` sees). Each is caught within
 //! [`SEEDS_BUDGET`] seeds by its rule, and the printed replay command fails again (a real
 //! store may decide a race the other way, so it is run up to [`REPLAY_ATTEMPTS`] times);
 //! the faithful adapter passes the same seeds with kills.
@@ -21,12 +23,15 @@ const SEEDS_BUDGET: u64 = 4;
 const REPLAY_ATTEMPTS: usize = 3;
 
 /// (bug, the rule that must catch it).
-const BUGS: [(&str, &str); 5] = [
+const BUGS: [(&str, &str); 6] = [
     ("write-behind-appends", "SPI-23"),
     ("fence-cache-drops", "PLACE-05"),
     ("stale-replica-reads", "SPI-23"),
     ("claim-without-cas", "PLACE-02"),
     ("timer-cancel-keeps", "REPLAY-10"),
+    // Only the per-execution linearizability check sees it: a zombie is still refused,
+    // but the refusal names the token it presented as the current one.
+    ("fenced-current-wrong", "PLACE-05"),
 ];
 
 /// The store string of `bug` on a file per seed, with a lease shorter than a run.
@@ -197,5 +202,79 @@ fn spi_23_a_durable_store_that_crashes_once_passes_and_its_crash_is_reported() {
         dir.join("s-3.db.crashed").exists(),
         "the control never crashed: {stdout}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `loom sim … replay FILE` command a failing seed's line prints.
+fn replay_file_command(stdout: &str) -> Option<String> {
+    let start = stdout.find("run with `")? + "run with `".len();
+    let end = start + stdout[start..].find('`')?;
+    Some(stdout[start..end].to_owned())
+}
+
+/// `loom sim replay` takes `--restart-backend` (issue 26): a failing seed of a run with
+/// backend restarts prints a replay command that carries it, and that command fails
+/// again and runs the restart command at the drawn points (it appends a line to a
+/// marker file each time); the same replay without it restarts nothing.
+#[test]
+fn place_05_the_printed_replay_command_carries_restart_backend_and_restarts() {
+    let dir = scratch("replay-restart");
+    let store = store_of("fenced-current-wrong", &dir);
+    let marker = dir.join("restarts.txt");
+    let restart = format!("echo restarted >> {}", marker.display());
+    let o = loom(&[
+        "sim",
+        "--store",
+        &store,
+        "--seed",
+        "1",
+        "--restart-backend",
+        &restart,
+        "--quiet",
+        "--no-shrink",
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let cmd = replay_file_command(&stdout).expect("a replay command");
+    assert!(cmd.contains(" --restart-backend "), "{cmd}");
+    let args = cmd.strip_prefix("loom ").expect("a loom command");
+    let run = |args: &str| {
+        let _ = std::fs::remove_file(&marker);
+        let line = format!("{} {args}", env!("CARGO_BIN_EXE_loom"));
+        Command::new("sh").arg("-c").arg(&line).output().unwrap()
+    };
+    let restarts = |out: &str| -> u64 {
+        out.split_whitespace()
+            .find_map(|w| w.strip_prefix("backend-restarts="))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let mut failed_again = false;
+    for _ in 0..REPLAY_ATTEMPTS {
+        let r = run(args);
+        let out = String::from_utf8_lossy(&r.stdout).to_string();
+        let n = restarts(&out);
+        assert!(n >= 1, "the replay restarted nothing: {}", show(&r));
+        let lines = std::fs::read_to_string(&marker).unwrap_or_default();
+        assert_eq!(lines.lines().count() as u64, n, "{}", show(&r));
+        if code(&r) == 1 && out.contains("  PLACE-05 ") {
+            failed_again = true;
+            break;
+        }
+    }
+    assert!(failed_again, "`{cmd}` did not fail again by PLACE-05");
+    let without = args.split(" --restart-backend ").next().unwrap().to_owned()
+        + " replay "
+        + args.rsplit(" replay ").next().unwrap();
+    let r = run(&without);
+    assert_eq!(
+        restarts(&String::from_utf8_lossy(&r.stdout)),
+        0,
+        "{}",
+        show(&r)
+    );
+    assert!(!marker.exists(), "{}", show(&r));
     let _ = std::fs::remove_dir_all(&dir);
 }

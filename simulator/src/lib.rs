@@ -32,7 +32,8 @@
 //! the store host's names), [`store`] (the store under test: memory inline, or a real
 //! store with a connection per host), `config` (settings and planted bugs), `workload`
 //! (generated flows, effects, answers, crash points), `history` (a real store's answers
-//! held against what it had acknowledged), `world` (what the hosts share: stores,
+//! held against what it had acknowledged), `linear` (each execution's stream history,
+//! judged at the end by linearizability with the concurrency kit's WGL checker), `world` (what the hosts share: stores,
 //! bookkeeping, violations), `kills` (adapter kills and backend restarts), then two
 //! siblings that share only `wire`: `server` (the store host) and `store_client` (a
 //! host's client of it), `hosts` (workers, client, sweeper, over `store_client`),
@@ -49,6 +50,7 @@ mod config;
 mod history;
 mod hosts;
 mod kills;
+mod linear;
 mod outcome;
 pub mod rng;
 mod run;

@@ -362,6 +362,15 @@ fn finish(
         .any(|(_, minor)| *minor < 24);
     let snaps = check::stored_snapshots(&world.book().snapshots_saved, &logs, pre_1_24);
     violations.extend(snaps.violations);
+    // SPI-23 / PLACE-05: each execution's reads, appends, fences and observes, as the
+    // store answered them, must be linearizable.
+    let linear = world.book().linear.judge();
+    violations.extend(linear.findings.into_iter().map(|f| Violation {
+        rule: f.rule.into(),
+        message: f.message,
+        execution_id: Some(f.execution_id),
+        event_index: f.event_index,
+    }));
     let trace = std::mem::take(&mut world.book().trace);
     let counted = trace_counts(&trace);
     let stats = {
@@ -383,6 +392,8 @@ fn finish(
             adapter_faults,
             shared_process_seeds: shared_process,
             history_checks: book.history_checks,
+            linear_judged: linear.judged,
+            linear_not_judged: linear.not_judged,
             partitions: 0,
             bounces: 0,
             timer_fires: book.timer_fires,

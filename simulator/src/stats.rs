@@ -36,6 +36,10 @@ pub struct SimStats {
     /// Store answers the history checks held against what was acknowledged before
     /// (fence tokens, reads, due timers).
     pub history_checks: u64,
+    /// Executions whose stream history was judged by linearizability (`linear`).
+    pub linear_judged: u64,
+    /// Executions not judged: a write of unknown outcome, or too long a history.
+    pub linear_not_judged: u64,
     /// Partitions applied.
     pub partitions: u64,
     /// Worker bounces applied.
@@ -120,6 +124,8 @@ impl SimStats {
         self.shared_process_seeds += other.shared_process_seeds;
         self.adapter_faults += other.adapter_faults;
         self.history_checks += other.history_checks;
+        self.linear_judged += other.linear_judged;
+        self.linear_not_judged += other.linear_not_judged;
         self.partitions += other.partitions;
         self.bounces += other.bounces;
         self.timer_fires += other.timer_fires;
@@ -198,7 +204,7 @@ impl SimStats {
             "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={} \
              early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} messages={} early-messages={} duplicate-messages={} \
              retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={} continued={} successor-starts={} \
-             appends-acked={} claims={} flow-emits={}",
+             appends-acked={} claims={} flow-emits={} linear-judged={} linear-not-judged={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -233,7 +239,9 @@ impl SimStats {
             self.successor_starts,
             self.appends_acked,
             self.claims,
-            self.flow_emits
+            self.flow_emits,
+            self.linear_judged,
+            self.linear_not_judged
         )
     }
 }

@@ -90,6 +90,9 @@ pub struct Book {
     pub history: crate::history::History,
     /// Answers the history checks held against it.
     pub history_checks: u64,
+    /// Each execution's stream operations as invoked and answered, judged by
+    /// linearizability at the end (`crate::linear`).
+    pub linear: crate::linear::Histories,
     /// Expired, uncompleted leases handed to another worker.
     pub lease_takeovers: u64,
     /// Reads served while one of the execution's timers was due and its park had not
@@ -232,14 +235,22 @@ impl World {
 
     /// Runs `op` for `host`: inline on the in-memory stores, or on the host's own
     /// connection to a real store (answered concurrently with the other hosts').
+    /// A stream operation is recorded as invoked before it goes to the store and as
+    /// answered when its answer is back, for the linearizability check.
     pub async fn call(&self, host: &str, op: Op) -> Result<Answer, StoreError> {
         let store = self.events();
-        match &*store {
+        let pending =
+            crate::linear::request(&op).map(|(exec, call)| self.book().linear.invoke(exec, call));
+        let answer = match &*store {
             SimStore::Memory(m) => {
                 run_op(m, &self.timers, &self.snapshots, &self.dispatcher, op).await
             }
             SimStore::Real(r) => r.call(Some(host), op).await,
+        };
+        if let Some(p) = pending {
+            self.book().linear.answer(p, &answer);
         }
+        answer
     }
 
     /// Waits for every request in flight to a real store (before each step).

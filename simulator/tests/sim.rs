@@ -75,8 +75,14 @@ fn place_04_place_05_replay_01_emit_01_snap_01_ingress_15_seeds_pass() {
             total.hostile_refused += out.stats.hostile_refused;
             total.injected_crashes += out.stats.injected_crashes;
             total.completed += out.stats.completed;
+            total.linear_judged += out.stats.linear_judged;
+            total.linear_not_judged += out.stats.linear_not_judged;
         }
     }
+    // Every execution's stream history was judged by linearizability and held: on the
+    // memory store no write has an unknown outcome, so none is left unjudged.
+    assert!(total.linear_judged > 0, "{total:?}");
+    assert_eq!(total.linear_not_judged, 0, "{total:?}");
     // The seeds must have exercised the faults, or passing proves nothing.
     assert!(total.injected_crashes > 0, "{total:?}");
     assert!(total.zombie_refused > 0, "{total:?}");

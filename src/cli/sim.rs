@@ -51,6 +51,12 @@ fn store_option(store: &StoreSpec) -> String {
     }
 }
 
+/// ` --restart-backend '…'` for a printed command, or nothing.
+fn restart_option(cmd: Option<&str>) -> String {
+    cmd.map(|c| format!(" --restart-backend {}", super::shell_word(c)))
+        .unwrap_or_default()
+}
+
 /// Arguments of `loom sim`.
 #[derive(Args)]
 #[command(
@@ -92,8 +98,9 @@ pub struct SimArgs {
     pub store: String,
     /// With a real store: run CMD (`sh -c`, within 60 s) at points each seed draws in the
     /// safety phase, e.g. a restart of the database the adapter uses; the connections
-    /// (or adapter processes) are started again after it.
-    #[arg(long, value_name = "CMD")]
+    /// (or adapter processes) are started again after it. Also taken by `replay`
+    /// (before or after it), so a failing seed's printed replay command restarts too.
+    #[arg(long, value_name = "CMD", global = true)]
     pub restart_backend: Option<String>,
     /// Run a scenario instead of drawing seeds: the name of one built in (see below) or a
     /// file (TOML or JSON: workers, rates, latencies, faults, flows).
@@ -150,7 +157,8 @@ pub enum SimAction {
     /// shrunk `shrunk.json`): workers, rates, faults and flows come from the file; the
     /// file's seed seeds only the per-host choices and the network's latency draws.
     #[command(
-        after_help = "Examples:\n  loom sim replay loom-reports/sim-<time>/seed-17/shrunk.json\n  loom sim --store sqlite replay seed-17/shrunk.json\n\n\
+        after_help = "Examples:\n  loom sim replay loom-reports/sim-<time>/seed-17/shrunk.json\n  loom sim --store sqlite replay seed-17/shrunk.json\n  \
+loom sim --store 'cmd:python3 adapter.py --db /tmp/s-{seed}.db' replay seed-17/shrunk.json --restart-backend 'rm -f /tmp/s-{seed}.db-wal'\n\n\
 Exit status: 0 every invariant held, 1 a violation or a cmd: store adapter that did not start, 2 usage error, an unreadable file or a database that cannot be opened."
     )]
     Replay {
@@ -200,14 +208,21 @@ pub fn run(args: SimArgs) -> u8 {
         timeout_ms: args.adapter.timeout_ms,
         hello_timeout_ms: args.adapter.hello_timeout_ms,
     };
+    // What a replay needs besides the file: the store, its limits and its restarts.
+    let replay_config = SimConfig {
+        store: store.clone(),
+        adapter,
+        restart_backend: args.restart_backend.clone(),
+        ..SimConfig::default()
+    };
     if let Some(SimAction::Replay { file }) = &args.action {
-        return replay_file(file, store, adapter);
+        return replay_file(file, &replay_config);
     }
     if let Some(file) = &args.scenario {
         if let Some((_, text)) = builtin_scenario(&file.to_string_lossy()) {
-            return replay_text(text, &file.to_string_lossy(), store, adapter);
+            return replay_text(text, &file.to_string_lossy(), &replay_config);
         }
-        return replay_file(file, store, adapter);
+        return replay_file(file, &replay_config);
     }
     let (from, count) = match args.seed {
         Some(s) => (s, 1),
@@ -341,10 +356,11 @@ pub fn run(args: SimArgs) -> u8 {
                         "schedule.json"
                     };
                     format!(
-                        "{}; replay the {} run with `loom sim{} replay {}`{vectors}",
+                        "{}; replay the {} run with `loom sim{}{} replay {}`{vectors}",
                         super::shown(&p),
                         if shrink { "shrunk" } else { "whole" },
                         store_option(&store),
+                        restart_option(args.restart_backend.as_deref()),
                         super::shown(&p.join(file))
                     )
                 })
@@ -388,8 +404,14 @@ pub fn run(args: SimArgs) -> u8 {
     // Each seed's trace digest: two runs, or two job counts, compare seed by seed.
     env.extra
         .insert("traceDigests".into(), serde_json::Value::Object(digests));
+    // The report's reproduce command carries what the seed needs, as the printed one.
+    let needs = format!(
+        "{}{}",
+        store_option(&store),
+        restart_option(args.restart_backend.as_deref())
+    );
     super::set_reproduce(&mut results, |r| {
-        super::reproduce_sim(&r.case_id, args.stormy)
+        super::reproduce_sim(&r.case_id, args.stormy).map(|c| c + &needs)
     });
     // A cmd: store is a third party's: the run judges it; the others are the reference's.
     let (subject, part) = match &store {
@@ -468,10 +490,7 @@ pub fn run(args: SimArgs) -> u8 {
             "seed {seed}: reproduce with `loom sim --seed {seed}{}{}{}`; files: {files}",
             if args.stormy { " --stormy" } else { "" },
             store_option(&store),
-            args.restart_backend
-                .as_deref()
-                .map(|c| format!(" --restart-backend {}", super::shell_word(c)))
-                .unwrap_or_default()
+            restart_option(args.restart_backend.as_deref())
         );
         for v in violations.iter().take(5) {
             println!(
@@ -560,11 +579,7 @@ pub fn print_scenario(name: &str) -> u8 {
 }
 
 /// `loom sim replay FILE`.
-fn replay_file(
-    file: &std::path::Path,
-    store: StoreSpec,
-    adapter: loom_sim::store::AdapterLimits,
-) -> u8 {
+fn replay_file(file: &std::path::Path, config: &SimConfig) -> u8 {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {
@@ -577,16 +592,11 @@ fn replay_file(
             return EXIT_USAGE;
         }
     };
-    replay_text(&text, &file.display().to_string(), store, adapter)
+    replay_text(&text, &file.display().to_string(), config)
 }
 
 /// Runs a schedule or scenario given as text; `source` names it in messages.
-fn replay_text(
-    text: &str,
-    source: &str,
-    store: StoreSpec,
-    adapter: loom_sim::store::AdapterLimits,
-) -> u8 {
+fn replay_text(text: &str, source: &str, config: &SimConfig) -> u8 {
     let file = std::path::Path::new(source);
     let schedule = match loom_sim::scenario_from_text(text) {
         Ok(v) => v,
@@ -595,12 +605,7 @@ fn replay_text(
             return EXIT_USAGE;
         }
     };
-    let config = SimConfig {
-        store,
-        adapter,
-        ..SimConfig::default()
-    };
-    match loom_sim::replay(&schedule, &config) {
+    match loom_sim::replay(&schedule, config) {
         Err(e) => {
             eprintln!("error: {}: {e}", file.display());
             EXIT_USAGE
@@ -617,6 +622,13 @@ fn replay_text(
                 loom_sim::trace_digest(&outcome),
                 outcome.violations.len()
             );
+            if config.store != StoreSpec::Memory {
+                let st = &outcome.stats;
+                println!(
+                    "store under test: adapter-kills={} backend-restarts={} adapter-faults={} history-checks={} linear-judged={} linear-not-judged={}",
+                    st.store_kills, st.backend_restarts, st.adapter_faults, st.history_checks, st.linear_judged, st.linear_not_judged
+                );
+            }
             for v in outcome.violations.iter().take(10) {
                 println!(
                     "  {} {}: {}",
