@@ -278,3 +278,55 @@ fn place_05_the_printed_replay_command_carries_restart_backend_and_restarts() {
     assert!(!marker.exists(), "{}", show(&r));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Seeds the heavy workload is given to catch `replica-3-writes-behind`.
+const HEAVY_SEEDS_BUDGET: u64 = 1;
+/// Shrinking runs the heavy failure may take (each is a whole run on the real store).
+const HEAVY_SHRINK_RUNS: &str = "1";
+
+/// `replica-3-writes-behind` (a replica shared by every process that applies appends
+/// three appends late, each process seeing its own) under `--workload heavy`: caught by
+/// SPI-23 within [`HEAVY_SEEDS_BUDGET`] seed, and its shrunk file, replayed through the
+/// same store by the printed command (which carries `--workload heavy` and `--store`),
+/// fails again by SPI-23.
+#[test]
+fn spi_23_a_replica_three_writes_behind_is_caught_under_the_heavy_workload_and_replays() {
+    let dir = scratch("replica-heavy");
+    let o = loom(&[
+        "sim",
+        "--workload",
+        "heavy",
+        "--store",
+        &store_of("replica-3-writes-behind", &dir),
+        "--seeds",
+        &HEAVY_SEEDS_BUDGET.to_string(),
+        "--shrink-runs",
+        HEAVY_SHRINK_RUNS,
+        "--quiet",
+        "--fail-fast",
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(stdout.contains("  SPI-23 "), "{stdout}");
+    let cmd = replay_file_command(&stdout).expect("a replay command");
+    assert!(
+        cmd.contains("--workload heavy")
+            && cmd.contains("replica-3-writes-behind")
+            && cmd.ends_with("shrunk.json"),
+        "{cmd}"
+    );
+    let args = cmd.strip_prefix("loom ").expect("a loom command");
+    let mut failed_again = false;
+    for _ in 0..REPLAY_ATTEMPTS {
+        let line = format!("{} {args}", env!("CARGO_BIN_EXE_loom"));
+        let r = Command::new("sh").arg("-c").arg(&line).output().unwrap();
+        if code(&r) == 1 && String::from_utf8_lossy(&r.stdout).contains("  SPI-23 ") {
+            failed_again = true;
+            break;
+        }
+    }
+    assert!(failed_again, "`{cmd}` did not fail again by SPI-23");
+    let _ = std::fs::remove_dir_all(&dir);
+}

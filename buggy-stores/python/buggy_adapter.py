@@ -695,6 +695,55 @@ def _():
     S.read = read
 
 
+REPLICA_LAG_WRITES = 3  # the shared replica applies appends three appends (store-wide) late
+
+
+@bug("replica-3-writes-behind")
+def _():
+    """reads are served by a replica shared by every process that applies appends three
+    appends (counted over the whole store) late, except that a process always sees its
+    own appends (read-your-writes, as a sticky session gives): a read misses another
+    host's append only when fewer than three appends reached the store since it, which
+    takes several hosts writing one execution in quick succession (SPI-23)."""
+    table = ("CREATE TABLE IF NOT EXISTS replica_log (n INTEGER PRIMARY KEY AUTOINCREMENT, "
+             "client INTEGER, execution_id TEXT, next_sequence INTEGER)")
+    orig_append = S.append
+
+    def append(self, p):
+        out = orig_append(self, p)
+        self.db.execute(table)
+        self.db.execute("INSERT INTO replica_log (client, execution_id, next_sequence) VALUES (?, ?, ?)",
+                        (getattr(self, "replica_client", 0), p["executionId"], out["nextSequence"]))
+        return out
+    S.append = append
+    orig_hello = S.hello
+
+    def hello(self, params):
+        self.replica_client = params.get("clientIndex") or 0
+        return orig_hello(self, params)
+    S.hello = hello
+    orig_reset = S.reset
+
+    def reset(self):
+        orig_reset(self)
+        # the replica starts empty with the store (a replay on the same --db file)
+        self.db.execute(table)
+        self.db.execute("DELETE FROM replica_log")
+    S.reset = reset
+    orig_read = S.read
+
+    def read(self, p):
+        rows = orig_read(self, p)
+        self.db.execute(table)
+        top = self.db.execute("SELECT COALESCE(MAX(n), 0) FROM replica_log").fetchone()[0]
+        seen = self.db.execute(
+            "SELECT COALESCE(MAX(next_sequence), 0) FROM replica_log WHERE execution_id = ? "
+            "AND (n <= ? OR client = ?)",
+            (p["executionId"], top - REPLICA_LAG_WRITES, self.replica_client)).fetchone()[0]
+        return rows[:seen]  # the bug: the replica's length, not the primary's
+    S.read = read
+
+
 @bug("timer-cancel-keeps")
 def _():
     """timerStore.cancel answers that the timer was removed and keeps it (a soft delete

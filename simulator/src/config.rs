@@ -96,6 +96,46 @@ impl PlantedBug {
     }
 }
 
+/// A stated workload profile: how many workers and executions a seed draws, how fast
+/// they start and how often their runs crash (`loom sim --workload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Workload {
+    /// 2-5 workers, 3-6 executions started 0-200 ms apart.
+    #[default]
+    Default,
+    /// 4-6 workers, 10-20 executions started 0-10 ms apart (a burst of writes), crash
+    /// and zombie chances of at least 30% each (many fences per execution), and a
+    /// liveness phase of [`HEAVY_LIVENESS_MS`] for them all to end: the `HEAVY_*`
+    /// constants.
+    Heavy,
+}
+
+/// `--workload heavy`: the liveness phase, simulated milliseconds (the default profile's
+/// 20 s does not let 20 executions and their continuations end).
+pub const HEAVY_LIVENESS_MS: u64 = 40_000;
+
+impl SimConfig {
+    /// The default settings with the workload profile `w` (its liveness phase).
+    pub fn with_workload(mut self, w: Workload) -> SimConfig {
+        self.workload = w;
+        if w == Workload::Heavy {
+            self.liveness_ms = self.liveness_ms.max(HEAVY_LIVENESS_MS);
+        }
+        self
+    }
+}
+
+impl std::str::FromStr for Workload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Workload, String> {
+        match s {
+            "default" => Ok(Workload::Default),
+            "heavy" => Ok(Workload::Heavy),
+            other => Err(format!("unknown workload `{other}` (default or heavy)")),
+        }
+    }
+}
+
 /// Simulator settings. Rates are drawn per seed up to these caps.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
@@ -128,6 +168,8 @@ pub struct SimConfig {
     pub adapter: crate::store::AdapterLimits,
     /// `--restart-backend CMD`: run at points the seed draws (a real store only).
     pub restart_backend: Option<String>,
+    /// The workload profile seeds are drawn with.
+    pub workload: Workload,
 }
 
 impl Default for SimConfig {
@@ -147,6 +189,7 @@ impl Default for SimConfig {
             artifacts_dir: None,
             adapter: crate::store::AdapterLimits::default(),
             restart_backend: None,
+            workload: Workload::Default,
         }
     }
 }

@@ -147,6 +147,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         let rng = Rng::derive(seed, 1);
         let hostile = setup.hostile_per_mille;
         let resume_faults = setup.resume_fault_per_mille;
+        let start_gap_ms_max = setup.start_gap_ms_max;
         sim.client("client", async move {
             hosts::client(
                 world,
@@ -155,7 +156,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                 rng,
                 hostile,
                 resume_faults,
-                deadline_ms,
+                (deadline_ms, start_gap_ms_max),
             )
             .await
         });
@@ -422,6 +423,7 @@ fn finish(
             resume_faults: book.resume_faults,
             appends_acked: counted.appends_acked,
             claims: counted.claims,
+            fences_acquired: counted.fences_acquired,
             ..log_counts(&logs)
         }
     };

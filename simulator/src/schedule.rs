@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::config::SimConfig;
+use crate::config::{SimConfig, Workload};
 use crate::hosts::WorkerFaults;
 use crate::rng::Rng;
 use crate::wire::STORE_HOST;
@@ -17,6 +17,25 @@ use crate::workload::{self, Scenario};
 pub const WORKERS_MIN: u64 = 2;
 /// Most workers a seed draws.
 pub const WORKERS_MAX: u64 = 5;
+/// Most simulated milliseconds between two execution starts (the client's pace).
+pub const START_GAP_MS_MAX: u64 = 200;
+/// `--workload heavy`, the profile that reaches a store's concurrency bugs: fewest
+/// workers a seed draws (each its own connection to the store).
+pub const HEAVY_WORKERS_MIN: u64 = 4;
+/// `--workload heavy`: most workers.
+pub const HEAVY_WORKERS_MAX: u64 = 6;
+/// `--workload heavy`: fewest executions, started within a burst (tens active at once).
+pub const HEAVY_EXECUTIONS_MIN: u64 = 10;
+/// `--workload heavy`: most executions.
+pub const HEAVY_EXECUTIONS_MAX: u64 = 20;
+/// `--workload heavy`: most simulated milliseconds between two starts, so the first
+/// appends of every execution come as one burst of writes.
+pub const HEAVY_START_GAP_MS_MAX: u64 = 10;
+/// `--workload heavy`: the least crash chance a seed draws, per mille (capped by the
+/// configured cap); every recovery takes a new fence, so executions see many fences.
+pub const HEAVY_CRASH_PER_MILLE_MIN: u64 = 300;
+/// `--workload heavy`: the least zombie chance a seed draws, per mille (capped).
+pub const HEAVY_ZOMBIE_PER_MILLE_MIN: u64 = 300;
 /// Fewest executions a seed starts.
 pub const EXECUTIONS_MIN: u64 = 3;
 /// Most executions a seed starts.
@@ -117,6 +136,8 @@ pub(crate) struct Setup {
     /// Each worker's fold version over time: (from store time ms, schema minor),
     /// ascending; a worker not named folds at the current minor throughout.
     pub(crate) fold_versions: BTreeMap<String, Vec<(u64, u32)>>,
+    /// Most simulated milliseconds the client waits between two execution starts.
+    pub(crate) start_gap_ms_max: u64,
 }
 
 /// Draws a rolling upgrade (from a stream of its own): with a chance of
@@ -251,8 +272,18 @@ fn draw_skew(seed: u64, workers: usize) -> BTreeMap<String, i64> {
 
 pub(crate) fn draw(seed: u64, config: &SimConfig) -> Setup {
     let mut rng = Rng::derive(seed, 0);
-    let workers = rng.range(WORKERS_MIN, WORKERS_MAX) as usize;
-    let n = rng.range(EXECUTIONS_MIN, EXECUTIONS_MAX) as usize;
+    let heavy = config.workload == Workload::Heavy;
+    let (workers, n) = if heavy {
+        (
+            rng.range(HEAVY_WORKERS_MIN, HEAVY_WORKERS_MAX) as usize,
+            rng.range(HEAVY_EXECUTIONS_MIN, HEAVY_EXECUTIONS_MAX) as usize,
+        )
+    } else {
+        (
+            rng.range(WORKERS_MIN, WORKERS_MAX) as usize,
+            rng.range(EXECUTIONS_MIN, EXECUTIONS_MAX) as usize,
+        )
+    };
     let mut scenarios: Vec<Scenario> = (0..n).map(|i| workload::scenario(&mut rng, i)).collect();
     if let Some(flows) = &config.flows {
         // A named workload: the executions run these flows (in turn) instead of the
@@ -266,9 +297,18 @@ pub(crate) fn draw(seed: u64, config: &SimConfig) -> Setup {
             *s = Scenario::new(s.execution_id.clone(), flow, s.input.clone());
         }
     }
+    // The heavy workload keeps crashes and zombies frequent, so executions change hands
+    // (and take a fence) many times.
+    let floor = |min: u64, max: u64| if heavy { min.min(max) } else { 0 };
     let faults = WorkerFaults {
-        crash_per_mille: rng.range(0, config.crash_per_mille_max),
-        zombie_per_mille: rng.range(0, config.zombie_per_mille_max),
+        crash_per_mille: rng.range(
+            floor(HEAVY_CRASH_PER_MILLE_MIN, config.crash_per_mille_max),
+            config.crash_per_mille_max,
+        ),
+        zombie_per_mille: rng.range(
+            floor(HEAVY_ZOMBIE_PER_MILLE_MIN, config.zombie_per_mille_max),
+            config.zombie_per_mille_max,
+        ),
         lease_ms: config.lease_ms,
         park_delay_ms: config.park_delay_ms,
     };
@@ -316,6 +356,11 @@ pub(crate) fn draw(seed: u64, config: &SimConfig) -> Setup {
         loss_per_mille,
         swarm_off: draw_swarm(seed),
         fold_versions: draw_fleet(seed, config, workers),
+        start_gap_ms_max: if heavy {
+            HEAVY_START_GAP_MS_MAX
+        } else {
+            START_GAP_MS_MAX
+        },
     };
     apply_swarm(&mut setup);
     setup
@@ -346,6 +391,7 @@ pub(crate) fn schedule_json(seed: u64, setup: &Setup) -> Value {
             Fault::Spike(h, latency, d) => json!({ "at": at, "spike": h, "latencyMs": latency, "ms": d }),
         }).collect::<Vec<_>>(),
         "flows": setup.scenarios.iter().map(|s| s.flow.clone()).collect::<Vec<_>>(),
+        "startGapMsMax": setup.start_gap_ms_max,
     })
 }
 
@@ -540,6 +586,7 @@ pub(crate) fn setup_from_json(v: &Value, config: &SimConfig) -> Result<Setup, St
         loss_per_mille,
         swarm_off,
         fold_versions,
+        start_gap_ms_max: optional("startGapMsMax", START_GAP_MS_MAX)?,
     };
     apply_swarm(&mut setup);
     Ok(setup)

@@ -54,6 +54,8 @@ pub struct SimStats {
     pub appends_acked: u64,
     /// Claims the dispatcher answered with a package (in the trace).
     pub claims: u64,
+    /// Fence tokens the store handed out (in the trace).
+    pub fences_acquired: u64,
     /// Stamped flow emits in the final logs.
     pub flow_emits: u64,
     /// Expired, uncompleted leases handed to another worker (two recoverers racing).
@@ -126,6 +128,7 @@ impl SimStats {
         self.history_checks += other.history_checks;
         self.linear_judged += other.linear_judged;
         self.linear_not_judged += other.linear_not_judged;
+        self.fences_acquired += other.fences_acquired;
         self.partitions += other.partitions;
         self.bounces += other.bounces;
         self.timer_fires += other.timer_fires;
@@ -204,7 +207,7 @@ impl SimStats {
             "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={} \
              early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} messages={} early-messages={} duplicate-messages={} \
              retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={} continued={} successor-starts={} \
-             appends-acked={} claims={} flow-emits={} linear-judged={} linear-not-judged={}",
+             appends-acked={} claims={} flow-emits={} linear-judged={} linear-not-judged={} fences={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -241,7 +244,8 @@ impl SimStats {
             self.claims,
             self.flow_emits,
             self.linear_judged,
-            self.linear_not_judged
+            self.linear_not_judged,
+            self.fences_acquired
         )
     }
 }
@@ -285,6 +289,7 @@ pub(crate) fn trace_counts(trace: &[String]) -> SimStats {
         match v["op"].as_str() {
             Some("append") if ok => s.appends_acked += 1,
             Some("claim") if ok => s.claims += 1,
+            Some("fence") if ok => s.fences_acquired += 1,
             _ => {}
         }
     }

@@ -1148,3 +1148,45 @@ fn ingress_03_an_ingress_disagreement_is_written_as_a_vector_loom_vectors_runs()
         "no planted kernel bug fails the ingress vectors"
     );
 }
+
+/// Seeds of the heavy workload CI runs (`--workload heavy`, memory store).
+const HEAVY_CI_SEEDS: std::ops::Range<u64> = 0..2;
+
+/// The heavy workload is what it says (`HEAVY_*`): tens of executions at once, more
+/// fences per execution than the default profile's, and the faithful memory store passes
+/// it with every execution's stream history judged linearizable.
+#[test]
+fn spi_23_place_05_place_04_the_heavy_workload_passes_on_the_memory_store() {
+    let run = |w: loom_sim::Workload| {
+        let config = SimConfig::default().with_workload(w);
+        let mut total = loom_sim::SimStats::default();
+        let mut executions = 0u64;
+        for out in sweep(HEAVY_CI_SEEDS, None, &config) {
+            assert!(
+                out.violations.is_empty(),
+                "{w:?} seed {} broke invariants: {:#?}",
+                out.seed,
+                out.violations
+            );
+            executions += out.logs.len() as u64;
+            total.add(&out.stats);
+        }
+        (total, executions)
+    };
+    let (heavy, heavy_execs) = run(loom_sim::Workload::Heavy);
+    let (light, light_execs) = run(loom_sim::Workload::Default);
+    let per_seed = heavy_execs / HEAVY_CI_SEEDS.count() as u64;
+    assert!(
+        per_seed >= loom_sim::HEAVY_EXECUTIONS_MIN,
+        "{per_seed} executions a seed"
+    );
+    // Fences per execution: every claim and recovery takes one.
+    assert!(
+        heavy.fences_acquired * light_execs > light.fences_acquired * heavy_execs,
+        "heavy {} fences / {heavy_execs} executions, default {} / {light_execs}",
+        heavy.fences_acquired,
+        light.fences_acquired
+    );
+    assert!(heavy.linear_judged >= heavy_execs, "{heavy:?}");
+    assert_eq!(heavy.linear_not_judged, 0, "{heavy:?}");
+}

@@ -51,6 +51,14 @@ fn store_option(store: &StoreSpec) -> String {
     }
 }
 
+/// ` --workload heavy` for a printed command, or nothing for the default profile.
+fn workload_option(w: loom_sim::Workload) -> &'static str {
+    match w {
+        loom_sim::Workload::Default => "",
+        loom_sim::Workload::Heavy => " --workload heavy",
+    }
+}
+
 /// ` --restart-backend '…'` for a printed command, or nothing.
 fn restart_option(cmd: Option<&str>) -> String {
     cmd.map(|c| format!(" --restart-backend {}", super::shell_word(c)))
@@ -122,6 +130,12 @@ pub struct SimArgs {
     /// Raise every fault rate to its cap (crashes, zombies, hostile resumes).
     #[arg(long)]
     pub stormy: bool,
+    /// The workload profile: `default` (2-5 workers, 3-6 executions) or `heavy` (5-8
+    /// workers, 20-40 executions started in a burst, crashes and zombies at 30% or more:
+    /// tens of executions active at once, many fences each), for a store's concurrency bugs.
+    /// Also taken by `replay`, whose file holds the drawn setup but not the phase lengths.
+    #[arg(long, value_name = "PROFILE", default_value = "default", global = true)]
+    pub workload: loom_sim::Workload,
     /// Directory for the report files and the failing seeds' files (default: ./loom-reports/sim-<UTC time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -214,7 +228,8 @@ pub fn run(args: SimArgs) -> u8 {
         adapter,
         restart_backend: args.restart_backend.clone(),
         ..SimConfig::default()
-    };
+    }
+    .with_workload(args.workload);
     if let Some(SimAction::Replay { file }) = &args.action {
         return replay_file(file, &replay_config);
     }
@@ -265,6 +280,7 @@ pub fn run(args: SimArgs) -> u8 {
     config.store = store.clone();
     config.adapter = adapter;
     config.restart_backend = args.restart_backend.clone();
+    let config = config.with_workload(args.workload);
     let shrink = !args.no_shrink || args.shrink;
     let budget = args.stop.budget();
     let progress = Mutex::new(super::ProgressLine::new(args.quiet));
@@ -356,9 +372,10 @@ pub fn run(args: SimArgs) -> u8 {
                         "schedule.json"
                     };
                     format!(
-                        "{}; replay the {} run with `loom sim{}{} replay {}`{vectors}",
+                        "{}; replay the {} run with `loom sim{}{}{} replay {}`{vectors}",
                         super::shown(&p),
                         if shrink { "shrunk" } else { "whole" },
+                        workload_option(args.workload),
                         store_option(&store),
                         restart_option(args.restart_backend.as_deref()),
                         super::shown(&p.join(file))
@@ -400,13 +417,14 @@ pub fn run(args: SimArgs) -> u8 {
     let mut env = Environment::detect("loom", env!("CARGO_PKG_VERSION"));
     env.seed = Some(args.from);
     env.command = Some(super::command_line());
-    env.extra.insert("seeds".into(), serde_json::json!({"from": from, "count": count, "shard": args.shard, "stormy": args.stormy, "store": store.to_string()}));
+    env.extra.insert("seeds".into(), serde_json::json!({"from": from, "count": count, "shard": args.shard, "stormy": args.stormy, "workload": format!("{:?}", args.workload).to_lowercase(), "store": store.to_string()}));
     // Each seed's trace digest: two runs, or two job counts, compare seed by seed.
     env.extra
         .insert("traceDigests".into(), serde_json::Value::Object(digests));
     // The report's reproduce command carries what the seed needs, as the printed one.
     let needs = format!(
-        "{}{}",
+        "{}{}{}",
+        workload_option(args.workload),
         store_option(&store),
         restart_option(args.restart_backend.as_deref())
     );
@@ -487,8 +505,9 @@ pub fn run(args: SimArgs) -> u8 {
     }
     for (seed, violations, files) in &failing {
         println!(
-            "seed {seed}: reproduce with `loom sim --seed {seed}{}{}{}`; files: {files}",
+            "seed {seed}: reproduce with `loom sim --seed {seed}{}{}{}{}`; files: {files}",
             if args.stormy { " --stormy" } else { "" },
+            workload_option(args.workload),
             store_option(&store),
             restart_option(args.restart_backend.as_deref())
         );

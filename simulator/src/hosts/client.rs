@@ -24,7 +24,8 @@ use crate::world::{Violation, World};
 
 /// The client host: starts every execution, answers parked gates and in-doubt parks
 /// (sometimes first with hostile resumes), and ends once every execution is terminal
-/// after the safety phase, or at `deadline_ms`. In the safety phase it also sends resume
+/// after the safety phase, or at `deadline_ms`; it starts the executions up to
+/// `start_gap_ms_max` apart. In the safety phase it also sends resume
 /// faults at `resume_fault_per_mille` each: early resumes (to the flow's next gate while
 /// the execution runs, before the park lands), reordered ones (a later gate's answer
 /// first), a duplicate right after an admitted answer, two concurrent resumes of one gate
@@ -36,7 +37,7 @@ pub async fn client(
     mut rng: Rng,
     hostile_per_mille: u64,
     resume_fault_per_mille: u64,
-    deadline_ms: u64,
+    (deadline_ms, start_gap_ms_max): (u64, u64),
 ) -> turmoil::Result {
     let name = "client";
     for s in scenarios.iter().filter(|s| s.continues.is_none()) {
@@ -51,7 +52,7 @@ pub async fn client(
         while StoreClient::new(name).dispatch(&package).await.is_err() {
             tokio::time::sleep(Duration::from_millis(CLIENT_POLL_MS)).await;
         }
-        tokio::time::sleep(Duration::from_millis(rng.range(0, 200))).await;
+        tokio::time::sleep(Duration::from_millis(rng.range(0, start_gap_ms_max))).await;
     }
     let mut last_answer: Vec<Option<String>> = vec![None; scenarios.len()];
     loop {
