@@ -130,8 +130,13 @@ fn every_fuzz_only_bug_is_found_within_budget() {
     assert!(!bugs.is_empty());
     let mut problems = Vec::new();
     for bug in bugs {
+        let t = std::time::Instant::now();
         match hunt(bug, FUZZ_ONLY_BUDGET_CASES) {
-            Ok((rule, at)) => eprintln!("{:<36} found as {rule} at case {at}", bug.as_str()),
+            Ok((rule, at)) => eprintln!(
+                "{:<36} found as {rule} at case {at} in {:?}",
+                bug.as_str(),
+                t.elapsed()
+            ),
             Err(e) => problems.push(e),
         }
     }
@@ -207,9 +212,32 @@ fn the_guide_states_these_budgets() {
             s
         }
     };
+    use loom_vectors::fuzz::cases::{
+        LONG_LOG_CUSTOM_NAMES, LONG_LOG_EVENTS_MAX, LONG_LOG_MEDIUM_EVENTS_MAX, LONG_LOG_ONE_IN,
+        LONG_LOG_THOUSANDS_ONE_IN, LONG_LOG_TOPICS, UNKNOWN_METADATA_ONE_IN,
+    };
+    use loom_vectors::fuzz::LONG_LOG_SHRINK_STEPS_MAX;
+    let topics = ["", "one", "two", "three", "four"][LONG_LOG_TOPICS.len()];
     for phrase in [
         format!("within {} cases", thousands(FUZZ_ONLY_BUDGET_CASES)),
         format!("no finding in {} cases", thousands(FAITHFUL_CASES)),
+        format!("restore log in {UNKNOWN_METADATA_ONE_IN} gives about half"),
+        format!("restore case in {LONG_LOG_ONE_IN} is a long log"),
+        format!(
+            "up to {LONG_LOG_MEDIUM_EVENTS_MAX} events (one in {LONG_LOG_THOUSANDS_ONE_IN} up to {})",
+            thousands(LONG_LOG_EVENTS_MAX as u64)
+        ),
+        format!("deliveries on {topics} topics"),
+        format!("of {LONG_LOG_CUSTOM_NAMES} `custom` names"),
+        format!(
+            "the {}-entry quarantine cap",
+            thousands(loom_kernel::limits::QUARANTINED_ENTRIES_MAX as u64)
+        ),
+        format!(
+            "the {}-name `custom` cap",
+            loom_kernel::limits::RESOURCE_CUSTOM_KEYS_MAX
+        ),
+        format!("folds at most {LONG_LOG_SHRINK_STEPS_MAX} long candidates"),
     ] {
         assert!(guide.contains(&phrase), "the guide should say `{phrase}`");
     }
@@ -412,4 +440,123 @@ fn fold_27_fold_22_only_their_families_catch_waits_by_topic_and_a_payload_seq() 
             bug.as_str()
         );
     }
+}
+
+/// The generated fold cases of `prefix`-named seeds: 928 bytes of sha256 output each
+/// (every byte value, where the hex text the tests above cycle holds 16 of them and so
+/// never draws a family taken one in 16 or 32).
+fn fold_cases(prefix: &str, n: u32) -> Vec<serde_json::Value> {
+    use loom_vectors::fuzz::cases::generate;
+    (0..n)
+        .filter_map(|i| {
+            let bytes: Vec<u8> = (0..29)
+                .flat_map(|j| {
+                    let hex =
+                        loom_kernel::digest::sha256_hex(format!("{prefix}-{i}-{j}").as_bytes());
+                    (0..hex.len() / 2)
+                        .map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap_or(0))
+                        .collect::<Vec<u8>>()
+                })
+                .collect();
+            generate(Check::Fold, &bytes).map(|c| c.params)
+        })
+        .collect()
+}
+
+/// The long-log family is what catches caps and counters that go wrong only after many
+/// events: on every log of the grammar (at most 25 events, all the generators drew before
+/// the family) the two wrong kernels fold as the reference does; on some long log each
+/// differs. `every_fuzz_only_bug_is_found_within_budget` shows the campaign finds each,
+/// attributed to its rule (FOLD-43, RES-01). The fixed vectors pass them
+/// (`judging.rs`: a fuzz-only bug must pass every vector).
+#[test]
+fn fold_43_res_01_only_long_logs_catch_caps_and_counters_crossed_after_many_events() {
+    use loom_vectors::fuzz::cases::LONG_LOG_EVENTS_MAX;
+    let short_max = loom_props::limits::LOG_EVENTS_MAX + 1;
+    let t = std::time::Instant::now();
+    let cases = fold_cases("long", 1_200);
+    let (long, short): (Vec<_>, Vec<_>) = cases
+        .iter()
+        .partition(|p| p["events"].as_array().map_or(0, Vec::len) > short_max);
+    assert!(long.len() >= 12, "{} long logs", long.len());
+    // Up to twenty long logs and 300 of the grammar's are evidence enough, in seconds.
+    let long = &long[..long.len().min(20)];
+    let short = &short[..300.min(short.len())];
+    let lengths: Vec<usize> = long
+        .iter()
+        .map(|p| p["events"].as_array().map_or(0, Vec::len))
+        .collect();
+    // A segment may end one delivery (two events) past the bound.
+    assert!(
+        lengths.iter().all(|n| *n <= LONG_LOG_EVENTS_MAX + 2),
+        "{lengths:?}"
+    );
+    assert!(lengths.iter().any(|n| *n > 1_500), "{lengths:?}");
+    let answer = |k: &ReferenceKernel, params: &serde_json::Value| {
+        loom_kernel::canonical_string(&match k.handle("fold", params) {
+            loom_vectors::Answer::Result(v) => v,
+            _ => serde_json::Value::Null,
+        })
+    };
+    let reference = ReferenceKernel::default();
+    let short_want: Vec<String> = short.iter().map(|p| answer(&reference, p)).collect();
+    let long_want: Vec<String> = long.iter().map(|p| answer(&reference, p)).collect();
+    for bug in [
+        Bug::QuarantineCounterNeverDecrements,
+        Bug::CustomCapPerEvent,
+    ] {
+        let wrong = ReferenceKernel::with_bug(bug);
+        for (p, want) in short.iter().zip(&short_want) {
+            assert_eq!(
+                &answer(&wrong, p),
+                want,
+                "{}: a log of the grammar differs",
+                bug.as_str()
+            );
+        }
+        assert!(short.len() > 100, "{}", short.len());
+        let differs = long
+            .iter()
+            .zip(&long_want)
+            .filter(|(p, want)| &answer(&wrong, p) != *want)
+            .count();
+        assert!(differs > 0, "{}: no long log shows the bug", bug.as_str());
+        eprintln!(
+            "{:<36} {differs} of {} long logs differ",
+            bug.as_str(),
+            long.len()
+        );
+    }
+    eprintln!("long logs {lengths:?} in {:?}", t.elapsed());
+}
+
+/// The unknown-metadata family is what catches a kernel that drops metadata holding a
+/// key it does not know (and with it the stamp): on every log the family left alone the
+/// wrong kernel folds as the reference does; on some log with a `traceId` (or another
+/// unknown key) it does not.
+#[test]
+fn abi_14_only_unknown_metadata_keys_catch_metadata_dropped_for_a_trace_id() {
+    use loom_vectors::fuzz::cases::UNKNOWN_METADATA_KEYS;
+    let bug = Bug::UnknownMetadataDropsStamp;
+    let touched = |p: &serde_json::Value| {
+        p["events"].as_array().is_some_and(|evs| {
+            evs.iter().any(|e| {
+                e.get("metadata")
+                    .and_then(serde_json::Value::as_object)
+                    .is_some_and(|m| UNKNOWN_METADATA_KEYS.iter().any(|k| m.contains_key(*k)))
+            })
+        })
+    };
+    let (mut plain_same, mut family_differs) = (0, 0);
+    for p in fold_cases("metadata", 600) {
+        let same = folds_alike(bug, &p);
+        if touched(&p) {
+            family_differs += usize::from(!same);
+        } else {
+            assert!(same, "a log without an unknown metadata key differs");
+            plain_same += 1;
+        }
+    }
+    assert!(plain_same > 100, "{plain_same}");
+    assert!(family_differs > 0, "no family log shows the bug");
 }

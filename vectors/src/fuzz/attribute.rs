@@ -61,6 +61,14 @@ pub fn fold_rule(event: &Value, path: &str, expected: &Value, actual: &Value) ->
             },
             "_flowEmits" => "FOLD-19",
             "_input" if ty == "EXECUTION_MIGRATED" => "FOLD-14",
+            // A custom name held on one side only is the cap that keeps the accumulator
+            // fixed-size (RES-01, bounded by GAP-06), not a false zero.
+            "_resources"
+                if path.starts_with("/variables/_resources/custom/")
+                    && (expected.is_null() || actual.is_null()) =>
+            {
+                "RES-01"
+            }
             "_resources" => resources_rule(expected, actual),
             "_quarantined" => match ty {
                 "INBOX_RELEASED" => "FOLD-42",
@@ -99,6 +107,17 @@ pub fn fold_rule(event: &Value, path: &str, expected: &Value, actual: &Value) ->
         "" if ty.starts_with("STEP_") => "FOLD-08",
         _ => "FOLD-01",
     }
+}
+
+/// The metadata keys the fold reads or reserves (ABI-14): any other has no effect.
+pub const FOLD_METADATA_KEYS: [&str; 5] = ["flowEmit", "kernel", "forkChain", "forkedBy", "seal"];
+
+/// Whether an envelope's metadata holds a key outside [`FOLD_METADATA_KEYS`].
+pub fn has_unknown_metadata_key(event: &Value) -> bool {
+    event
+        .get("metadata")
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.keys().any(|k| !FOLD_METADATA_KEYS.contains(&k.as_str())))
 }
 
 /// A resource sum that differs only in the last bits is GAP-06 (how sums aggregate);

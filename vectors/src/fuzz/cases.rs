@@ -224,6 +224,195 @@ pub fn envelope_named_fields(u: &mut Unstructured, params: &mut Value) -> Option
     Some(())
 }
 
+/// One fold or restore log in this many has envelope metadata keys no kernel reads
+/// ([`unknown_metadata_keys`]).
+pub const UNKNOWN_METADATA_ONE_IN: u8 = 4;
+
+/// Metadata keys outside ABI-14's list (`flowEmit`, `kernel`, `forkChain`, `forkedBy`,
+/// `seal`): a tracing id, and case twins of two keys the fold does read. "Any other key
+/// has no effect on the fold" (ABI-14).
+pub const UNKNOWN_METADATA_KEYS: [&str; 4] = ["traceId", "spanId", "Kernel", "flowemit"];
+
+/// Gives about half the events of a log one metadata key from
+/// [`UNKNOWN_METADATA_KEYS`], on stamped and unstamped envelopes alike (an event without
+/// metadata gets a metadata object holding only that key).
+pub fn unknown_metadata_keys(u: &mut Unstructured, params: &mut Value) -> Option<()> {
+    for e in params.get_mut("events")?.as_array_mut()? {
+        if !u.arbitrary::<bool>().ok()? {
+            continue;
+        }
+        let key = *u.choose(&UNKNOWN_METADATA_KEYS).ok()?;
+        let Some(env) = e.as_object_mut() else {
+            continue;
+        };
+        let meta = env.entry("metadata").or_insert_with(|| json!({}));
+        if let Some(m) = meta.as_object_mut() {
+            m.insert(key.to_owned(), json!("t-1"));
+        } else {
+            *meta = json!({ key: "t-1" });
+        }
+    }
+    Some(())
+}
+
+/// One fold or restore case in this many is a long log ([`long_log`]) instead of the
+/// grammar's. Few, because one costs a hundred short ones to fold; enough that a
+/// 3,000-case campaign sends a few dozen.
+pub const LONG_LOG_ONE_IN: u8 = 32;
+/// The most segments (bursts of one kind) in a long log.
+pub const LONG_LOG_SEGMENTS_MAX: u8 = 6;
+/// The most holds, releases or deliveries in one segment.
+pub const LONG_LOG_SEGMENT_EVENTS_MAX: u16 = 700;
+/// The most events in a long log (the segments stop there): beyond the 1,024-entry
+/// quarantine cap (GAP-17) with room to cross it both ways, and a bound on what one case
+/// costs to fold, locate and shrink.
+pub const LONG_LOG_EVENTS_MAX: usize = 2_000;
+/// One long log in this many runs to thousands of events; the others stop at
+/// [`LONG_LOG_MEDIUM_EVENTS_MAX`] (a campaign's cost is mostly its longest logs).
+pub const LONG_LOG_THOUSANDS_ONE_IN: u8 = 3;
+/// The most events in a long log that does not run to thousands.
+pub const LONG_LOG_MEDIUM_EVENTS_MAX: usize = 500;
+/// Topics a long log holds messages on.
+pub const LONG_LOG_TOPICS: [&str; 3] = ["t", "u", "v"];
+/// Distinct `custom` resource names a long log meters: more than the 64 the accumulator
+/// keeps (`RESOURCE_CUSTOM_KEYS_MAX`, GAP-06), so its cap is crossed.
+pub const LONG_LOG_CUSTOM_NAMES: usize = 96;
+/// Decision ids a long log records, each many times.
+pub const LONG_LOG_DECISION_IDS: usize = 5;
+
+/// A long log (hundreds to thousands of events), from a handful of bytes: after an
+/// `EXECUTION_STARTED`, segments of kernel-stamped holds (in a log of thousands, the first is 512 to 1,088
+/// holds, the second releases or deliveries, the third holds again) (`INBOX_QUARANTINED`), operator
+/// releases that discard the head, or auto releases each followed by its delivery
+/// (`MESSAGE_CONSUMED`), with a `RESOURCE_METERED` of one to three `custom` names every
+/// few events and a repeated `DECISION_RECORDED` every few more. The generator keeps the
+/// queues as the fold will (a hold beyond the 1,024-entry cap is not held), so every
+/// release names a held head, and the quarantine cap and the custom-name cap are crossed
+/// in both directions: caps and counters that go wrong only after many events.
+pub fn long_log(u: &mut Unstructured) -> Option<Vec<Value>> {
+    use loom_kernel::limits::QUARANTINED_ENTRIES_MAX;
+    use loom_props::log::EventSpec;
+    use std::collections::VecDeque;
+    let meter_every = usize::from(u.int_in_range(2u8..=5).ok()?);
+    let decide_every = usize::from(u.int_in_range(3u8..=17).ok()?);
+    let salt = usize::from(u.arbitrary::<u8>().ok()?);
+    let mut events = vec![EventSpec::new("EXECUTION_STARTED", json!({"input": 0}))];
+    let mut queues: Vec<VecDeque<String>> = vec![VecDeque::new(); LONG_LOG_TOPICS.len()];
+    let (mut next_id, mut meters, mut fillers) = (0usize, 0usize, 0usize);
+    let segments = u.int_in_range(3u8..=LONG_LOG_SEGMENTS_MAX).ok()?;
+    // Most long logs are hundreds of events (the custom cap is crossed within them);
+    // one in LONG_LOG_THOUSANDS_ONE_IN runs to thousands, past the quarantine cap.
+    let thousands = u.ratio(1u8, LONG_LOG_THOUSANDS_ONE_IN).ok()?;
+    let max_events = if thousands {
+        LONG_LOG_EVENTS_MAX
+    } else {
+        LONG_LOG_MEDIUM_EVENTS_MAX
+    };
+    'segments: for segment in 0..segments {
+        // The first segment holds half the cap to a little over it, so what follows
+        // crosses the cap (and a counter of holds) one way or the other.
+        let (kind, count) = if segment == 0 && thousands {
+            let cap = QUARANTINED_ENTRIES_MAX as u16;
+            (0, u.int_in_range(cap / 2..=cap + 64).ok()?)
+        } else if segment == 1 && thousands {
+            // Then some let go, so the holds that follow fit under the cap again while
+            // the holds made in all pass it.
+            let kind = 2 + u.choose_index(2).ok()?;
+            (
+                kind,
+                u.int_in_range(1u16..=LONG_LOG_SEGMENT_EVENTS_MAX).ok()?,
+            )
+        } else if segment == 2 && thousands {
+            (0, u.int_in_range(1u16..=LONG_LOG_SEGMENT_EVENTS_MAX).ok()?)
+        } else {
+            let kind = u.choose_index(4).ok()?;
+            (
+                kind,
+                u.int_in_range(1u16..=LONG_LOG_SEGMENT_EVENTS_MAX).ok()?,
+            )
+        };
+        for i in 0..usize::from(count) {
+            if events.len() >= max_events {
+                break 'segments;
+            }
+            let t = (i + salt) % LONG_LOG_TOPICS.len();
+            let topic = LONG_LOG_TOPICS[t];
+            match kind {
+                // Holds, twice as likely as either way of letting go.
+                0 | 1 => {
+                    let id = format!("m{next_id}");
+                    next_id += 1;
+                    let total: usize = queues.iter().map(VecDeque::len).sum();
+                    if total < QUARANTINED_ENTRIES_MAX {
+                        queues[t].push_back(id.clone());
+                    }
+                    events.push(
+                        EventSpec::new(
+                            "INBOX_QUARANTINED",
+                            json!({"topic": topic, "messageId": id}),
+                        )
+                        .kernel(),
+                    );
+                }
+                2 => {
+                    if queues[t].pop_front().is_none() {
+                        continue;
+                    }
+                    events.push(
+                        EventSpec::new(
+                            "INBOX_RELEASED",
+                            json!({"topic": topic, "operator": "ops"}),
+                        )
+                        .kernel(),
+                    );
+                }
+                _ => {
+                    let Some(id) = queues[t].pop_front() else {
+                        continue;
+                    };
+                    events.push(
+                        EventSpec::new(
+                            "INBOX_RELEASED",
+                            json!({"topic": topic, "auto": true, "deliver": true, "messageId": id}),
+                        )
+                        .kernel(),
+                    );
+                    events.push(
+                        EventSpec::new(
+                            "MESSAGE_CONSUMED",
+                            json!({"topic": topic, "messageId": id, "message": 1}),
+                        )
+                        .kernel(),
+                    );
+                }
+            }
+            fillers += 1;
+            if fillers % meter_every == 0 {
+                let names = 1 + (meters + salt) % 3;
+                let custom: Map<String, Value> = (0..names)
+                    .map(|j| {
+                        let n = (meters * 7 + j * 13 + salt) % LONG_LOG_CUSTOM_NAMES;
+                        (format!("k{n:02}"), json!(1 + j))
+                    })
+                    .collect();
+                meters += 1;
+                events.push(EventSpec::new(
+                    "RESOURCE_METERED",
+                    json!({"tokens": 1, "custom": custom}),
+                ));
+            }
+            if fillers % decide_every == 0 {
+                let id = format!("d{}", fillers % LONG_LOG_DECISION_IDS);
+                events.push(EventSpec::new(
+                    "DECISION_RECORDED",
+                    json!({"id": id, "choice": fillers}),
+                ));
+            }
+        }
+    }
+    Some(log_values(&LogSpec { events }))
+}
+
 /// Whether the family drawn one in `n` applies: one byte, `n - 1` modulo `n`, so that a
 /// case whose bytes ran out (0) never takes it.
 fn one_in(u: &mut Unstructured, n: u8) -> bool {
@@ -329,6 +518,32 @@ pub fn generate(check: Check, bytes: &[u8]) -> Option<Case> {
         if one_in(u, ENVELOPE_NAMED_FIELDS_ONE_IN) {
             envelope_named_fields(u, &mut params)?;
             raw = None;
+        }
+    }
+    let mut ks = ks;
+    let mut tail_from = tail_from;
+    if matches!(check, Check::Fold | Check::Restore) {
+        if one_in(u, UNKNOWN_METADATA_ONE_IN) {
+            unknown_metadata_keys(u, &mut params)?;
+            raw = None;
+        }
+        // Last of all, so every case before it is the case it was. A long log replaces
+        // the grammar's (and is sent compact: respelling thousands of events buys
+        // nothing the short logs do not); a restore snapshots it at one or two points.
+        if one_in(u, LONG_LOG_ONE_IN) {
+            let events = long_log(u)?;
+            let n = events.len();
+            params["events"] = Value::Array(events);
+            raw = None;
+            if check == Check::Restore {
+                ks = vec![u.choose_index(n).ok()?];
+                if u.arbitrary::<bool>().ok()? {
+                    ks.push(u.choose_index(n).ok()?);
+                }
+                ks.sort_unstable();
+                ks.dedup();
+                tail_from = ks.iter().map(|k| k + 1).collect();
+            }
         }
     }
     Some(Case {

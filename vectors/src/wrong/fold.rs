@@ -8,7 +8,8 @@ use super::Bug;
 use loom_kernel::fold::{
     fold_as, is_known_event_type, keys, ExecutionState, FoldVersion, FrameStatus, Status,
 };
-use loom_kernel::limits::QUARANTINED_ENTRIES_MAX;
+use loom_kernel::fold::{fold_versioned, NoDiagnostics};
+use loom_kernel::limits::{QUARANTINED_ENTRIES_MAX, RESOURCE_CUSTOM_KEYS_MAX};
 use loom_kernel::snapshot::{normalize_snapshot_state, SnapshotRecord};
 use loom_kernel::EventEnvelope;
 use serde_json::{Map, Value};
@@ -58,6 +59,9 @@ pub fn is_fold_bug(bug: Bug) -> bool {
             | Bug::InitialStatusRunning
             | Bug::WaitsKeyedByTopic
             | Bug::LifecycleSeqFromPayload
+            | Bug::QuarantineCounterNeverDecrements
+            | Bug::CustomCapPerEvent
+            | Bug::UnknownMetadataDropsStamp
     )
 }
 
@@ -93,15 +97,153 @@ pub fn fold_events(
         }
         _ => version,
     };
+    if matches!(
+        bug,
+        Bug::QuarantineCounterNeverDecrements | Bug::CustomCapPerEvent
+    ) {
+        return fold_long_log_bug(bug, version, state, events);
+    }
     for original in events {
         let Some(e) = before_fold(bug, original.clone()) else {
             continue;
         };
+        if after_fold_ignores(bug, &e.event_type) {
+            // No line of this bug runs after such an event: folded onto the owned state,
+            // without the copy a long log's thousand held entries make costly.
+            state = fold_versioned(state, std::iter::once(e), version, &mut NoDiagnostics);
+            continue;
+        }
         let before = state.clone();
         state = fold_as(version, &before, std::slice::from_ref(&e));
         after_fold(bug, &before, &mut state, &original);
     }
     state
+}
+
+/// Whether [`after_fold`] leaves the state of an `event_type` event alone for `bug`: the
+/// kinds the long-log family sends by the thousand, for every bug whose patch after the
+/// fold never looks at them (the per-kind arms name other kinds; the capped
+/// `_resumePayloads` buffer is cut where a payload is added, never by these kinds).
+fn after_fold_ignores(bug: Bug, event_type: &str) -> bool {
+    match event_type {
+        "INBOX_QUARANTINED" | "INBOX_RELEASED" | "MESSAGE_CONSUMED" => {
+            bug != Bug::QuarantineCapPerTopic
+        }
+        "RESOURCE_METERED" => {
+            !matches!(bug, Bug::ResourceSumsRounded | Bug::UnmeteredDimensionsZero)
+        }
+        "DECISION_RECORDED" => !matches!(
+            bug,
+            Bug::PrototypeNamesPresent | Bug::SeqFromPayload | Bug::SeqLastWins
+        ),
+        _ => false,
+    }
+}
+
+/// The metadata keys ABI-14 lists: the only ones [`Bug::UnknownMetadataDropsStamp`]
+/// accepts.
+pub const KNOWN_METADATA_KEYS: [&str; 5] = ["flowEmit", "kernel", "forkChain", "forkedBy", "seal"];
+
+fn quarantine_total(state: &ExecutionState) -> usize {
+    state
+        .variables
+        .get(keys::QUARANTINED)
+        .and_then(Value::as_object)
+        .map_or(0, |q| {
+            q.values().filter_map(Value::as_array).map(Vec::len).sum()
+        })
+}
+
+/// The long-log bugs, folded without the state copy per event the other bugs make (a
+/// long log holds a thousand entries, and a copy of them per event made one case cost
+/// seconds): each event is folded onto the owned state, and only the few values the bug
+/// reads are kept from before it.
+fn fold_long_log_bug(
+    bug: Bug,
+    version: FoldVersion,
+    mut state: ExecutionState,
+    events: Vec<EventEnvelope>,
+) -> ExecutionState {
+    // The buggy kernel's counter starts from what it restored, and only ever grows.
+    let mut holds = quarantine_total(&state);
+    for mut e in events {
+        let fold_one = |s: ExecutionState, e: EventEnvelope| {
+            fold_versioned(s, std::iter::once(e), version, &mut NoDiagnostics)
+        };
+        if bug == Bug::QuarantineCounterNeverDecrements && e.event_type == "INBOX_QUARANTINED" {
+            if holds >= QUARANTINED_ENTRIES_MAX {
+                // Its counter says full: it ignores the hold, as the reference ignores
+                // any hold it does not fold (an unstamped one changes nothing).
+                if let Some(m) = e.metadata.as_mut() {
+                    m.remove("kernel");
+                }
+            }
+            let before = quarantine_total(&state);
+            state = fold_one(state, e);
+            if quarantine_total(&state) > before {
+                holds += 1;
+            }
+            continue;
+        }
+        let custom: Vec<(String, f64)> = if e.event_type == "RESOURCE_METERED" && version.has(23) {
+            e.payload
+                .get("custom")
+                .and_then(Value::as_object)
+                .map(|c| {
+                    c.iter()
+                        .filter(|(k, _)| *k != "__proto__")
+                        .filter_map(|(k, x)| x.as_f64().map(|x| (k.clone(), x)))
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        if custom.is_empty() || bug == Bug::QuarantineCounterNeverDecrements {
+            state = fold_one(state, e);
+            continue;
+        }
+        let held = |s: &ExecutionState| {
+            s.variables
+                .get(keys::RESOURCES)
+                .and_then(|r| r.get("custom"))
+                .and_then(Value::as_object)
+                .cloned()
+        };
+        let before = held(&state);
+        state = fold_one(state, e);
+        // The buggy line, over the names as the reference visits them.
+        let mut c = before.clone().unwrap_or_default();
+        let names_before = c.len();
+        for (k, x) in custom {
+            if c.contains_key(&k) || names_before < RESOURCE_CUSTOM_KEYS_MAX {
+                let prev = c.get(&k).and_then(Value::as_f64).unwrap_or(0.0);
+                c.insert(k, whole_or_float(prev + x));
+            }
+        }
+        if let Some(Value::Object(mut acc)) = state.variables.get(keys::RESOURCES).cloned() {
+            if c.is_empty() {
+                acc.remove("custom");
+            } else {
+                acc.insert("custom".into(), Value::Object(c));
+            }
+            state.variables.set(keys::RESOURCES, Value::Object(acc));
+        }
+    }
+    state
+}
+
+/// A sum as the reference writes it: whole sums stay JSON integers.
+fn whole_or_float(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        if x >= 0.0 {
+            Value::from(x as u64)
+        } else {
+            Value::from(x as i64)
+        }
+    } else {
+        serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+    }
 }
 
 fn payload_obj(e: &mut EventEnvelope) -> Option<&mut Map<String, Value>> {
@@ -112,6 +254,13 @@ fn payload_obj(e: &mut EventEnvelope) -> Option<&mut Map<String, Value>> {
 pub(crate) fn before_fold(bug: Bug, mut e: EventEnvelope) -> Option<EventEnvelope> {
     let ty = e.event_type.clone();
     match bug {
+        Bug::UnknownMetadataDropsStamp
+            if e.metadata
+                .as_ref()
+                .is_some_and(|m| m.keys().any(|k| !KNOWN_METADATA_KEYS.contains(&k.as_str()))) =>
+        {
+            e.metadata = None;
+        }
         Bug::DecisionContextDropped if ty == "DECISION_RECORDED" => {
             if let Some(m) = payload_obj(&mut e) {
                 m.remove("context");

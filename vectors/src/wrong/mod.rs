@@ -211,6 +211,22 @@ bugs! {
     /// (`{seq, ...payload}` for `{...payload, seq}`). No fixed vector's rehome carries
     /// one; the campaign's envelope-named-fields family does.
     LifecycleSeqFromPayload = "lifecycle-seq-from-payload", "envelope-named payload fields", FOLDS, ["FOLD-22"], true;
+    // ---- fold: the campaign's long-log and unknown-metadata families ----------------------
+    /// The quarantine cap is kept as a counter of holds that releases and deliveries never
+    /// decrement: after 1,024 holds in all, every further hold is ignored, however few are
+    /// still held. No fixed vector holds more than a few dozen messages; the campaign's
+    /// long-log family holds and releases thousands. The counter lives outside the
+    /// state, so a restore starts it again from what is held: SNAP-01 breaks too.
+    QuarantineCounterNeverDecrements = "quarantine-counter-never-decrements", "long logs", FOLDS, ["FOLD-43", "SNAP-01"], true;
+    /// The 64-name `custom` cap is checked once per `RESOURCE_METERED`, not per name: an
+    /// event that arrives with room for one name admits all of its new names. No fixed
+    /// vector crosses the cap inside one event; the long-log family does.
+    CustomCapPerEvent = "custom-cap-per-event", "long logs", FOLDS, ["RES-01"], true;
+    /// Envelope metadata is checked against the keys the kernel knows (ABI-14's list) and
+    /// dropped whole when it holds any other, so a stamped event with a `traceId` folds as
+    /// unstamped. No fixed fold vector carries an unknown metadata key; the campaign's
+    /// unknown-metadata family does.
+    UnknownMetadataDropsStamp = "unknown-metadata-drops-stamp", "unknown metadata keys", FOLDS, ["ABI-14"], true;
     // ---- normalization and restore -----------------------------------------------------
     /// Older snapshots are restored as they are, without normalization.
     NormalizeSkipped = "normalize-skipped", "normalization", RESTORE, ["SNAP-03"], false;
