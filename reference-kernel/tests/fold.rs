@@ -1243,3 +1243,43 @@ fn fold_04_folding_one_envelope_at_a_time_names_the_same_indices() {
         }
     }
 }
+
+/// FOLD-01: the fold is one total function in every build. An attempt or a counter at
+/// `u64::MAX` (a hostile payload, or a restored snapshot) stays there: `+ 1` used to
+/// panic in a debug build ("attempt to add with overflow") and wrap to 0 in a release
+/// build, so the same log folded two ways. Found by the fuzz campaign build that keeps
+/// overflow checks (props/regressions/fold_total/step-attempt-at-u64-max replays it).
+/// Saturating agrees with a JavaScript kernel under decision 0002 (numbers compare as
+/// doubles): `u64::MAX` and `2^64 + 1` are the same double, 2^64.
+#[test]
+fn fold_01_counters_at_u64_max_saturate_in_every_build() {
+    let s = fold(&log(vec![
+        started(),
+        ev("STEP_STARTED", json!({"stepId": "a", "attempt": u64::MAX})),
+        ev("STEP_STARTED", json!({"stepId": "a"})),
+    ]));
+    assert_eq!(s.frames.get("a").map(|f| f.attempt), Some(u64::MAX));
+
+    // The inbox cursor and the stamp count, restored at the top of the range.
+    let head = log(vec![started()]);
+    let mut restored = fold(&head);
+    restored.variables.set(
+        keys::INBOX,
+        json!({"t": {"consumed": u64::MAX, "lastMessageId": "m0"}}),
+    );
+    restored
+        .variables
+        .set(keys::FLOW_EMITS, json!({"00000000000000aa": u64::MAX}));
+    let mut all = log(vec![
+        started(),
+        ev("MESSAGE_CONSUMED", json!({"topic": "t", "messageId": "m1"})).kernel(),
+        ev("progress", json!({})).stamp("00000000000000aa"),
+    ]);
+    let tail = all.split_off(1);
+    let after = fold_from(&restored, &tail);
+    assert_eq!(
+        var(&after, keys::INBOX).and_then(|i| i["t"]["consumed"].as_u64()),
+        Some(u64::MAX)
+    );
+    assert_eq!(after.flow_emit_count("00000000000000aa"), u64::MAX);
+}

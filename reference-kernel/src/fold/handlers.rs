@@ -86,7 +86,12 @@ pub(super) fn apply(
                 let counts = state.variables.object_mut(keys::FLOW_EMITS);
                 match counts.get_mut(d.as_str()) {
                     // The digest is copied only the first time it is counted.
-                    Some(slot) => *slot = Value::from(slot.as_u64().unwrap_or(0) + 1),
+                    // Saturating, as every counter below: a count or attempt at u64::MAX (a
+                    // hostile payload or snapshot) stays there instead of overflowing, so
+                    // debug and release builds fold alike. Its double, 2^64, is also
+                    // what a JavaScript kernel's `n + 1` gives (decision 0002: numbers
+                    // compare as doubles).
+                    Some(slot) => *slot = Value::from(slot.as_u64().unwrap_or(0).saturating_add(1)),
                     None => {
                         counts.insert(d.clone(), Value::from(1u64));
                     }
@@ -469,7 +474,7 @@ fn step_started(state: &mut ExecutionState, payload: Value) -> Outcome {
     let attempt = m
         .get("attempt")
         .and_then(Value::as_u64)
-        .unwrap_or(prior_attempt + 1);
+        .unwrap_or(prior_attempt.saturating_add(1));
     let mut frame = Frame::new(FrameStatus::Running, attempt);
     frame.tool_id = m.get("toolId").and_then(Value::as_str).map(str::to_owned);
     frame.kind = m.get("kind").and_then(Value::as_str).map(str::to_owned);
@@ -691,7 +696,7 @@ fn message_consumed(state: &mut ExecutionState, payload: Value, v: FoldVersion) 
         .and_then(Value::as_u64)
         .unwrap_or(0);
     let mut cursor = Map::new();
-    cursor.insert("consumed".into(), Value::from(consumed + 1));
+    cursor.insert("consumed".into(), Value::from(consumed.saturating_add(1)));
     cursor.insert("lastMessageId".into(), Value::String(message_id.clone()));
     inbox.insert(topic.clone(), Value::Object(cursor));
     if let Some(Value::String(wait_id)) = m.remove("waitId") {

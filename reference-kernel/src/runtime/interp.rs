@@ -795,7 +795,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                             st.unserved = true;
                             return Err(Stop::Error(FlowError::untyped(error)));
                         }
-                        Some(_) => attempt = f.attempt + 1,
+                        Some(_) => attempt = f.attempt.saturating_add(1),
                         None => {
                             // Parked in doubt but the park itself was lost (a crash
                             // between the two appends): park again.
@@ -808,7 +808,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                         }
                     }
                 }
-                _ => attempt = f.attempt + 1,
+                _ => attempt = f.attempt.saturating_add(1),
             }
         }
         if frame.is_some() {
