@@ -22,6 +22,7 @@
 //! - **Properties never panic.** Every failure is a [`PropertyViolation`] naming the rule,
 //!   the event index and both values.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod canonical;
 pub mod emit;

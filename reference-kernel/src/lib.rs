@@ -16,6 +16,7 @@
 //! Architecture invariant: nothing here depends on tokio's runtime, a database driver,
 //! the clock or randomness.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod canonical;
 pub mod digest;

@@ -27,6 +27,7 @@
 //! Architecture invariant: this crate knows nothing about the kits' report format, and
 //! the kernel knows nothing about this crate.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod clock;
 pub mod memory;
