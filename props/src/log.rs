@@ -348,12 +348,17 @@ pub fn corrupt(u: &mut Unstructured<'_>, e: &mut EventSpec) -> Result<()> {
                 _ => format!("X_{}", e.event_type),
             }
         }
-        // A huge or fractional number where an integer is expected.
+        // A huge or fractional number where an integer is expected, or the largest
+        // integer JSON text can carry into a u64 (a counter one `+ 1` from overflow:
+        // props/regressions/fold_total/step-attempt-at-u64-max).
         _ => {
             if let Value::Object(m) = &mut e.payload {
                 let k = *u.choose(&["attempt", "wakeAt", "tokens"])?;
-                let x = *u.choose(&[1e300, -1.0, 0.5, 9_007_199_254_740_993.0])?;
-                m.insert(k.to_owned(), number(x));
+                let x = match u.choose_index(5)? {
+                    4 => Value::from(u64::MAX),
+                    i => number([1e300, -1.0, 0.5, 9_007_199_254_740_993.0][i]),
+                };
+                m.insert(k.to_owned(), x);
             }
         }
     }
