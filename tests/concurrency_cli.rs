@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{buggy_variant, loom, scratch, show};
+use common::{buggy_variant, loom, report_results, scratch, show};
 
 /// Clients each run starts: the default of `loom conform`.
 const CLIENTS: &str = "4";
@@ -38,10 +38,7 @@ fn conform(store: &str, clients: &str, out: &Path) -> (Output, Vec<serde_json::V
         "--out",
         out.to_str().unwrap(),
     ]);
-    let text = std::fs::read_to_string(out.join("report.json"))
-        .unwrap_or_else(|e| panic!("report.json: {e}\n{}", show(&o)));
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let results = report["results"].as_array().cloned().unwrap_or_default();
+    let results = report_results(out, &o);
     (o, results)
 }
 
@@ -176,10 +173,7 @@ fn replay(file: &Path, store: Option<&str>, out: &Path) -> (Output, serde_json::
         args.extend(["--store", s]);
     }
     let o = loom(&args);
-    let text = std::fs::read_to_string(out.join("report.json"))
-        .unwrap_or_else(|e| panic!("report.json: {e}\n{}", show(&o)));
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let results = report["results"].as_array().cloned().unwrap_or_default();
+    let results = report_results(out, &o);
     assert_eq!(results.len(), 1, "{results:#?}");
     (o, results[0].clone())
 }

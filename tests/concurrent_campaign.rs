@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{buggy_variant, loom, scratch, show};
+use common::{buggy_variant, loom, report_results, scratch, show};
 
 /// The seed of every run here.
 const SEED: &str = "3";
@@ -36,16 +36,12 @@ fn campaign(store: &str, clients: &str, out: &Path) -> (Output, serde_json::Valu
         "--out",
         out.to_str().unwrap(),
     ]);
-    let text = std::fs::read_to_string(out.join("report.json"))
-        .unwrap_or_else(|e| panic!("report.json: {e}\n{}", show(&o)));
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let r = report["results"]
-        .as_array()
-        .unwrap()
+    let results = report_results(out, &o);
+    let r = results
         .iter()
         .find(|r| r["suite"] == "concurrency-campaign")
         .cloned()
-        .unwrap_or_else(|| panic!("no campaign result: {report:#}"));
+        .unwrap_or_else(|| panic!("no campaign result: {results:#?}"));
     (o, r)
 }
 

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{buggy_variant, loom, scratch, show};
+use common::{buggy_variant, loom, report_results, scratch, show};
 
 fn conform(store: &str, out: &Path) -> (Output, Vec<serde_json::Value>) {
     conform_with(store, out, &[])
@@ -34,10 +34,8 @@ fn conform_with(store: &str, out: &Path, extra: &[&str]) -> (Output, Vec<serde_j
     ];
     args.extend_from_slice(extra);
     let o = loom(&args);
-    let text = std::fs::read_to_string(out.join("report.json"))
-        .unwrap_or_else(|e| panic!("report.json: {e}\n{}", show(&o)));
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    (o, report["results"].as_array().cloned().unwrap_or_default())
+    let results = report_results(out, &o);
+    (o, results)
 }
 
 fn caught(python: &str, bug: &str, case: &str, rule: &str, says: &str) {

@@ -54,3 +54,12 @@ pub fn buggy_variant(python: &str, bug: &str, db: Option<&std::path::Path>) -> S
     }
     s
 }
+
+/// The `results` of the `report.json` a run wrote under `out`; the run's output is in
+/// the message when the file is missing (the run then failed before writing it).
+pub fn report_results(out: &std::path::Path, o: &Output) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(out.join("report.json"))
+        .unwrap_or_else(|e| panic!("report.json: {e}\n{}", show(o)));
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    report["results"].as_array().cloned().unwrap_or_default()
+}
