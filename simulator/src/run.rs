@@ -394,6 +394,7 @@ fn finish(
             shared_process_seeds: shared_process,
             history_checks: book.history_checks,
             linear_judged: linear.judged,
+            linear_unknown_writes: linear.unknown_writes,
             linear_not_judged: linear.not_judged,
             partitions: 0,
             bounces: 0,

@@ -38,7 +38,11 @@ pub struct SimStats {
     pub history_checks: u64,
     /// Executions whose stream history was judged by linearizability (`linear`).
     pub linear_judged: u64,
-    /// Executions not judged: a write of unknown outcome, or too long a history.
+    /// Writes of unknown outcome (answered `backend`, or never) in the judged
+    /// executions, each judged both as landed and as not.
+    pub linear_unknown_writes: u64,
+    /// Executions not judged: more than `linear::UNKNOWN_WRITES_MAX` writes of unknown
+    /// outcome, or too long a history.
     pub linear_not_judged: u64,
     /// Partitions applied.
     pub partitions: u64,
@@ -127,6 +131,7 @@ impl SimStats {
         self.adapter_faults += other.adapter_faults;
         self.history_checks += other.history_checks;
         self.linear_judged += other.linear_judged;
+        self.linear_unknown_writes += other.linear_unknown_writes;
         self.linear_not_judged += other.linear_not_judged;
         self.fences_acquired += other.fences_acquired;
         self.partitions += other.partitions;
@@ -207,7 +212,7 @@ impl SimStats {
             "crashes={} zombies-refused={} hostile-refused={} bounces={} partitions={} store-restarts={} timer-fires={} answers={} due-before-park={} lease-takeovers={} skewed-hosts={} skew-early-fires={} effect-calls={} completed={} \
              early-resumes={} early-refused={} early-admitted={} duplicate-resumes={} reordered-resumes={} concurrent-resumes={} resumes-to-ended={} resume-faults-refused={} messages={} early-messages={} duplicate-messages={} \
              retries={} attempts-continued={} untyped-failures={} typed-failures={} verdicts={} continued={} successor-starts={} \
-             appends-acked={} claims={} flow-emits={} linear-judged={} linear-not-judged={} fences={}",
+             appends-acked={} claims={} flow-emits={} linear-judged={} linear-unknown-writes={} linear-not-judged={} fences={}",
             self.injected_crashes,
             self.zombie_refused,
             self.hostile_refused,
@@ -244,6 +249,7 @@ impl SimStats {
             self.claims,
             self.flow_emits,
             self.linear_judged,
+            self.linear_unknown_writes,
             self.linear_not_judged,
             self.fences_acquired
         )

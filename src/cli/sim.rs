@@ -644,8 +644,8 @@ fn replay_text(text: &str, source: &str, config: &SimConfig) -> u8 {
             if config.store != StoreSpec::Memory {
                 let st = &outcome.stats;
                 println!(
-                    "store under test: adapter-kills={} backend-restarts={} adapter-faults={} history-checks={} linear-judged={} linear-not-judged={}",
-                    st.store_kills, st.backend_restarts, st.adapter_faults, st.history_checks, st.linear_judged, st.linear_not_judged
+                    "store under test: adapter-kills={} backend-restarts={} adapter-faults={} history-checks={} linear-judged={} linear-unknown-writes={} linear-not-judged={}",
+                    st.store_kills, st.backend_restarts, st.adapter_faults, st.history_checks, st.linear_judged, st.linear_unknown_writes, st.linear_not_judged
                 );
             }
             for v in outcome.violations.iter().take(10) {
