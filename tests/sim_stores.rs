@@ -7,7 +7,10 @@
 //! replica three reads behind (SPI-23), a claim without compare-and-set (PLACE-02) and a
 //! cancel that keeps the timer, so it fires twice (REPLAY-10), and a `fenced` refusal
 //! naming the presented token as current (PLACE-05, which only the per-execution
-//! linearizability check of `simulator/src/linear.rs` sees). Each is caught within
+//! linearizability check of `simulator/src/linear.rs` sees), and an append whose commit
+//! timed out, answered `backend`, then removed though other hosts had read it (SPI-23,
+//! which only that check sees, and only since it judges writes of unknown outcome both
+//! ways). Each is caught within
 //! [`SEEDS_BUDGET`] seeds by its rule, and the printed replay command fails again (a real
 //! store may decide a race the other way, so it is run up to [`REPLAY_ATTEMPTS`] times);
 //! the faithful adapter passes the same seeds with kills.
@@ -28,7 +31,7 @@ const FAILING_SEEDS_MAX: u64 = 2;
 const REPLAY_ATTEMPTS: usize = 3;
 
 /// (bug, the rule that must catch it).
-const BUGS: [(&str, &str); 6] = [
+const BUGS: [(&str, &str); 7] = [
     ("write-behind-appends", "SPI-23"),
     ("fence-cache-drops", "PLACE-05"),
     ("stale-replica-reads", "SPI-23"),
@@ -37,6 +40,10 @@ const BUGS: [(&str, &str); 6] = [
     // Only the per-execution linearizability check sees it: a zombie is still refused,
     // but the refusal names the token it presented as the current one.
     ("fenced-current-wrong", "PLACE-05"),
+    // Only the linearizability check with writes of unknown outcome judged both ways
+    // sees it: the write it undoes was answered `backend`, so every other check (and
+    // that check before, which left such executions not judged) lets it pass.
+    ("timed-out-append-undone", "SPI-23"),
 ];
 
 /// The store string of `bug` on a file per seed, with a lease shorter than a run.
@@ -151,16 +158,52 @@ fn place_04_spi_23_the_faithful_python_store_passes_with_kills() {
     let o = sweep(&store_of("faithful", &dir), &dir.join("out"));
     assert_eq!(code(&o), 0, "{}", show(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let count = |key: &str| -> u64 {
-        stdout
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix(key))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
+    let count = |key: &str| summary_count(&stdout, key);
     assert!(count("adapter-kills=") > 0, "no kill happened: {stdout}");
     assert!(count("history-checks=") > 0, "no history check: {stdout}");
     assert!(!stdout.contains("one process shared"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The number after `key` (`adapter-kills=`) in a sweep's summary, 0 when absent.
+fn summary_count(stdout: &str, key: &str) -> u64 {
+    stdout
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(key))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Seeds the control `commit-times-out` runs: every process's 5th append is of unknown
+/// outcome, so each seed has several, and two seeds judge some both ways.
+const COMMIT_TIMEOUT_SEEDS: u64 = 2;
+
+/// The control of `timed-out-append-undone`: the same appends answered `backend` though
+/// they committed, kept. Writes of unknown outcome are allowed: the seeds pass, with
+/// such writes judged both ways (counted in `linear-unknown-writes`) rather than their
+/// executions left not judged.
+#[test]
+fn spi_23_place_05_a_store_whose_commits_time_out_passes_with_its_unknown_writes_judged() {
+    let dir = scratch("commit-times-out");
+    let o = loom(&[
+        "sim",
+        "--store",
+        &store_of("commit-times-out", &dir),
+        "--seeds",
+        &COMMIT_TIMEOUT_SEEDS.to_string(),
+        "--jobs",
+        "2",
+        "--quiet",
+        "--no-shrink",
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        summary_count(&stdout, "linear-unknown-writes=") > 0,
+        "no write of unknown outcome was judged: {stdout}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

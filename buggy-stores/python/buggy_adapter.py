@@ -756,6 +756,55 @@ def _():
     S.timer_cancel = timer_cancel
 
 
+COMMIT_TIMEOUT_AT_APPEND = 5  # a process's commit "times out" once, at its 5th append
+
+
+def _commit_times_out(undo):
+    """A process's 5th append commits, but is answered `backend` ("the commit did not
+    finish within the commit timeout"; the count stands in for a slow disk): a write of
+    unknown outcome, which a store may give. With `undo`, the adapter takes the timeout
+    for a failure and, before its next append, removes the rows that write left if
+    nothing was appended after them."""
+    orig_append = S.append
+
+    def append(self, p):
+        timed_out = self.__dict__.pop("_timed_out", None)
+        if undo and timed_out is not None:
+            eid, first, nxt = timed_out
+            s = self.stream(eid)
+            if s["live"] and s["next"] == nxt:  # nothing appended after it
+                self.db.execute("DELETE FROM events WHERE execution_id = ? AND sequence >= ?", (eid, first))
+                self.db.execute("UPDATE streams SET next_sequence = ? WHERE execution_id = ?", (first, eid))
+        out = orig_append(self, p)
+        self._appends = getattr(self, "_appends", 0) + 1
+        if self._appends == COMMIT_TIMEOUT_AT_APPEND:
+            self._timed_out = (p["executionId"], out["firstSequence"], out["nextSequence"])
+            timeout = a.StoreError("backend", "the commit did not finish within the commit timeout")
+            timeout.commit = True  # it did finish, after the adapter stopped waiting
+            raise timeout
+        return out
+    S.append = append
+
+
+@bug("commit-times-out")
+def _():
+    """a control, not a bug: each process's 5th append commits and is answered
+    `backend`, and stays. The simulator must judge those writes of unknown outcome both
+    ways and pass."""
+    _commit_times_out(undo=False)
+
+
+@bug("timed-out-append-undone")
+def _():
+    """the append whose commit timed out (above) is removed again, before the process's
+    next append, if nothing was appended after it: a clean-up of what the adapter took
+    for a failed write. Other hosts may have read those events in between; to them an
+    event that landed is gone (SPI-23). Each answer alone is one a correct store may
+    give: only judging the write of unknown outcome both ways (simulator/src/linear.rs)
+    finds no order that explains them all."""
+    _commit_times_out(undo=True)
+
+
 CRASH_AT_REQUEST = 40  # the control below crashes once, at this request of client 1
 
 
