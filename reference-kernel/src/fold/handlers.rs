@@ -84,16 +84,21 @@ pub(super) fn apply(
         if let Some(Value::String(d)) = metadata.as_ref().and_then(|m| m.get("flowEmit")) {
             if d != PROTO_KEY {
                 let counts = state.variables.object_mut(keys::FLOW_EMITS);
-                match counts.get_mut(d.as_str()) {
-                    // The digest is copied only the first time it is counted.
+                // One walk of the counts (an entry): a long log stamps a new digest per
+                // turn, so the map grows with the log. The digest's copy is cheaper than
+                // a second walk.
+                match counts.entry(d.clone()) {
                     // Saturating, as every counter below: a count or attempt at u64::MAX (a
                     // hostile payload or snapshot) stays there instead of overflowing, so
                     // debug and release builds fold alike. Its double, 2^64, is also
                     // what a JavaScript kernel's `n + 1` gives (decision 0002: numbers
                     // compare as doubles).
-                    Some(slot) => *slot = Value::from(slot.as_u64().unwrap_or(0).saturating_add(1)),
-                    None => {
-                        counts.insert(d.clone(), Value::from(1u64));
+                    serde_json::map::Entry::Occupied(mut slot) => {
+                        let n = slot.get().as_u64().unwrap_or(0).saturating_add(1);
+                        slot.insert(Value::from(n));
+                    }
+                    serde_json::map::Entry::Vacant(slot) => {
+                        slot.insert(Value::from(1u64));
                     }
                 }
                 acted = true;
@@ -470,16 +475,24 @@ fn execution_migrated(state: &mut ExecutionState, payload: Value, v: FoldVersion
 fn step_started(state: &mut ExecutionState, payload: Value) -> Outcome {
     let mut m = require!(take_object(payload, "STEP_STARTED"));
     let step_id = require!(key_field(&m, "stepId"));
-    let prior_attempt = state.frames.get(&step_id).map_or(0, |f| f.attempt);
-    let attempt = m
-        .get("attempt")
-        .and_then(Value::as_u64)
-        .unwrap_or(prior_attempt.saturating_add(1));
-    let mut frame = Frame::new(FrameStatus::Running, attempt);
+    let explicit = m.get("attempt").and_then(Value::as_u64);
+    let mut frame = Frame::new(FrameStatus::Running, 0);
     frame.tool_id = m.get("toolId").and_then(Value::as_str).map(str::to_owned);
     frame.kind = m.get("kind").and_then(Value::as_str).map(str::to_owned);
     frame.input = Some(m.remove("input").unwrap_or(Value::Null));
-    state.frames.insert(step_id, frame);
+    // One walk of the frame map (an entry, not a lookup and then an insert): in a long
+    // log with a step per turn the map holds every step, and each walk is a chain of
+    // cache misses over string keys (docs/performance.md, "Parse + fold").
+    match state.frames.entry(step_id) {
+        std::collections::btree_map::Entry::Occupied(mut slot) => {
+            frame.attempt = explicit.unwrap_or(slot.get().attempt.saturating_add(1));
+            slot.insert(frame);
+        }
+        std::collections::btree_map::Entry::Vacant(slot) => {
+            frame.attempt = explicit.unwrap_or(1);
+            slot.insert(frame);
+        }
+    }
     Outcome::Acted
 }
 
@@ -590,18 +603,20 @@ fn decision_recorded(
         .variables
         .decisions
         .get_or_insert_with(Default::default);
-    if v.has(24) {
-        // FOLD-38: the FIRST envelope's sequence; a repeat keeps it, and a legacy entry
-        // without one never gains one (SNAP-07).
-        let seq = match decisions.get(&id) {
-            Some(prev) => prev.get("seq").cloned(),
-            None => Some(Value::from(sequence)),
-        };
-        if let Some(seq) = seq {
-            entry.insert("seq".into(), seq);
+    decisions.upsert(id, |prev| {
+        if v.has(24) {
+            // FOLD-38: the FIRST envelope's sequence; a repeat keeps it, and a legacy
+            // entry without one never gains one (SNAP-07).
+            let seq = match prev {
+                Some(prev) => prev.get("seq").cloned(),
+                None => Some(Value::from(sequence)),
+            };
+            if let Some(seq) = seq {
+                entry.insert("seq".into(), seq);
+            }
         }
-    }
-    decisions.insert(id, Value::Object(entry));
+        Value::Object(entry)
+    });
     Outcome::Acted
 }
 

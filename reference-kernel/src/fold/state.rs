@@ -181,11 +181,23 @@ impl DecisionMap {
 
     /// Inserts or replaces, keeping the key's first position.
     pub fn insert(&mut self, id: String, entry: Value) {
-        match self.index.get(&id) {
-            Some(&i) => self.entries[i].1 = entry,
-            None => {
-                self.index.insert(id.clone(), self.entries.len());
-                self.entries.push((id, entry));
+        self.upsert(id, |_| entry);
+    }
+
+    /// Inserts or replaces the entry for `id` with what `make` builds from the entry
+    /// it replaces (`None` for a new id), keeping the key's first position: one walk
+    /// of the index, where a lookup and then an insert were two (and a copy of the id).
+    pub fn upsert(&mut self, id: String, make: impl FnOnce(Option<&Value>) -> Value) {
+        match self.index.entry(id) {
+            std::collections::btree_map::Entry::Occupied(slot) => {
+                let i = *slot.get();
+                let entry = make(Some(&self.entries[i].1));
+                self.entries[i].1 = entry;
+            }
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                let entry = make(None);
+                self.entries.push((slot.key().clone(), entry));
+                slot.insert(self.entries.len() - 1);
             }
         }
     }

@@ -1,0 +1,54 @@
+//! Folds a JSON-lines log file as it decodes (`for_each_envelope`, one envelope held at a
+//! time), on mimalloc as the `loom` binary is, for profiles and memory figures of the
+//! fold alone: `/usr/bin/time -v` gives the peak memory, `perf record` the profile.
+//!
+//! `cargo run --release -p loom-kernel --example stream_fold -- FILE [parse|fold] [PASSES]`
+//!
+//! `parse` decodes only; `fold` (the default) folds every envelope into one state per
+//! pass. Prints events per second of wall time; the log text is read once, before the
+//! clock starts.
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use loom_kernel::envelope::for_each_envelope;
+use loom_kernel::fold::{fold_owned, ExecutionState};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: stream_fold FILE [parse|fold] [PASSES]");
+        std::process::exit(2);
+    };
+    let fold = args.next().is_none_or(|m| m != "parse");
+    let passes: usize = args.next().and_then(|p| p.parse().ok()).unwrap_or(3);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        eprintln!("{path}: {e}");
+        std::process::exit(2)
+    });
+    let start = std::time::Instant::now();
+    let mut events = 0u64;
+    for _ in 0..passes {
+        let mut state = Some(ExecutionState::new());
+        let decoded = for_each_envelope(&text, &mut |e| {
+            events += 1;
+            if fold {
+                state = Some(fold_owned(state.take().unwrap_or_default(), [e]));
+            } else {
+                std::hint::black_box(e);
+            }
+            Ok(())
+        });
+        if let Err(e) = decoded {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+        std::hint::black_box(state);
+    }
+    let s = start.elapsed().as_secs_f64();
+    println!(
+        "{events} events ({passes} passes, {}) in {s:.3} s: {:.0} k events/s",
+        if fold { "parse + fold" } else { "parse" },
+        events as f64 / s / 1e3
+    );
+}
