@@ -389,6 +389,46 @@ pub(crate) async fn recorded_read<S: EventStore>(
     r.map_err(|e| format!("read {exec}: {}", error_json(&e)))
 }
 
+/// A compare-and-set `put` of `value` at `expected`, recorded as invoked and answered:
+/// the new version, or `Err(actual_next)` for a conflict. Any other answer is the
+/// script's error, naming the key.
+pub(crate) async fn recorded_put<S: DurableStateStore>(
+    store: &S,
+    key: &str,
+    value: serde_json::Value,
+    expected: Option<u64>,
+    client: usize,
+    rec: &Recorder<StateOp>,
+) -> Result<Result<u64, u64>, String> {
+    rec.invoke(
+        client,
+        StateOp::Put {
+            expected,
+            answer: None,
+        },
+    );
+    let answer = match store.put(key, value, expected).await {
+        Ok(v) => Ok(v),
+        Err(e) => match e.kind {
+            StoreErrorKind::Conflict { actual_next, .. } => Err(actual_next),
+            _ => {
+                return Err(format!(
+                    "put {key} answered {}, expected a version or conflict",
+                    error_json(&e)
+                ))
+            }
+        },
+    };
+    rec.answer(
+        client,
+        StateOp::Put {
+            expected,
+            answer: Some(answer),
+        },
+    );
+    Ok(answer)
+}
+
 /// Acknowledged appends as the scripts collect them: `(client, round, sequence)`.
 pub(crate) type Wins = Arc<std::sync::Mutex<Vec<(usize, u64, u64)>>>;
 
@@ -1046,35 +1086,10 @@ pub async fn spi_20_racing_compare_and_set_one_winner_per_version<F: Fleet>(
                     .await
                     .map_err(|e| format!("get {key} answered {}", error_json(&e)))?;
                 let expected = current.map(|v| v.version);
-                rec.invoke(
-                    client,
-                    StateOp::Put {
-                        expected,
-                        answer: None,
-                    },
-                );
-                let r = store
-                    .put(&key, json!({ "client": client, "round": round }), expected)
-                    .await;
-                let answer = match &r {
-                    Ok(v) => Ok(*v),
-                    Err(e) => match e.kind {
-                        StoreErrorKind::Conflict { actual_next, .. } => Err(actual_next),
-                        _ => {
-                            return Err(format!(
-                                "put answered {}, expected a version or conflict",
-                                error_json(e)
-                            ))
-                        }
-                    },
-                };
-                rec.answer(
-                    client,
-                    StateOp::Put {
-                        expected,
-                        answer: Some(answer),
-                    },
-                );
+                let value = json!({ "client": client, "round": round });
+                // Each round reads the version afresh; the answers are judged from the
+                // history once the race is over.
+                let _answer = recorded_put(&store, &key, value, expected, client, &rec).await?;
             }
             Ok(())
         }

@@ -23,11 +23,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use loom_kernel::spi::{DurableStateStore, EventStore, StoreErrorKind};
+use loom_kernel::spi::{DurableStateStore, EventStore};
 
 use super::concurrency::{
-    acknowledged, check_final_log, judge, race, recorded_append, recorded_read, AppendAnswer,
-    Fleet, StateModel, StateOp, Step, StreamModel, StreamOp, Wins,
+    acknowledged, check_final_log, judge, race, recorded_append, recorded_put, recorded_read,
+    AppendAnswer, Fleet, StateModel, StateOp, Step, StreamModel, StreamOp, Wins,
 };
 use crate::case::{error_json, Claims, Failure};
 use crate::history::Recorder;
@@ -237,35 +237,9 @@ where
                                 .map_err(|e| format!("get {exec} answered {}", error_json(&e)))?
                                 .map(|v| v.version),
                         };
-                        keys[i].invoke(
-                            client,
-                            StateOp::Put {
-                                expected,
-                                answer: None,
-                            },
-                        );
-                        let r = state
-                            .put(exec, serde_json::json!({ "client": client, "op": op }), expected)
-                            .await;
-                        let answer = match &r {
-                            Ok(v) => Ok(*v),
-                            Err(e) => match e.kind {
-                                StoreErrorKind::Conflict { actual_next, .. } => Err(actual_next),
-                                _ => {
-                                    return Err(format!(
-                                        "put {exec} answered {}, expected a version or conflict",
-                                        error_json(e)
-                                    ))
-                                }
-                            },
-                        };
-                        keys[i].answer(
-                            client,
-                            StateOp::Put {
-                                expected,
-                                answer: Some(answer),
-                            },
-                        );
+                        let value = serde_json::json!({ "client": client, "op": op });
+                        let answer =
+                            recorded_put(state, exec, value, expected, client, &keys[i]).await?;
                         version[i] = Some(match answer {
                             Ok(v) => Some(v),
                             Err(0) => None,
