@@ -376,10 +376,8 @@ pub fn run(
                                 Ok(written) if !written.is_empty() => {
                                     let again = format!(
                                         "loom vectors run --kernel-cmd {} --extra {}",
-                                        crate::concurrency_replay::sh_quote(cmd),
-                                        crate::concurrency_replay::sh_quote(
-                                            &dir.display().to_string()
-                                        )
+                                        crate::shell::word(cmd),
+                                        crate::shell::word(&dir.display().to_string())
                                     );
                                     notes.lines.push(format!(
                                         "fuzz: {} finding(s) written as vectors under {}; run them again: {again}",

@@ -67,38 +67,3 @@ impl ReplayFile {
         Ok(path)
     }
 }
-
-/// `text` as one word for `sh`.
-pub fn sh_quote(text: &str) -> String {
-    if !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b))
-    {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting_survives_the_shell() {
-        for text in [
-            "plain",
-            "cmd:python3 a.py --db /tmp/x.db",
-            "it's",
-            "",
-            "$HOME `x`",
-        ] {
-            let o = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("printf %s {}", sh_quote(text)))
-                .output()
-                .unwrap();
-            assert_eq!(String::from_utf8_lossy(&o.stdout), text);
-        }
-    }
-}

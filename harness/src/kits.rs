@@ -486,8 +486,8 @@ async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio
             Ok(path) => {
                 r.reproduce = Some(format!(
                     "loom conform --store {} --replay {}",
-                    crate::concurrency_replay::sh_quote(&run.store),
-                    crate::concurrency_replay::sh_quote(&path.display().to_string())
+                    crate::shell::word(&run.store),
+                    crate::shell::word(&path.display().to_string())
                 ));
             }
             Err(e) => eprintln!("warning: {e}"),

@@ -23,6 +23,7 @@ pub mod gen;
 pub mod junit;
 pub mod kits;
 pub mod rules;
+pub mod shell;
 pub mod spec_part;
 pub mod store_server;
 pub mod subjects;

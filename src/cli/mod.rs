@@ -245,17 +245,7 @@ pub fn print_report_paths(paths: &loom_report::Paths, digest: &str) {
 
 /// `text` as one shell word (single-quoted when it needs quoting), for the command
 /// lines reports print.
-pub fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
+pub use loom_harness::shell::word as shell_word;
 
 /// This process's command line as a shell would need it typed: every argument a
 /// [`shell_word`], so the report's `environment.command` can be pasted and run.
@@ -264,12 +254,7 @@ pub fn command_line() -> String {
 }
 
 /// `args` as one pasteable shell command line.
-pub fn quoted_command(args: impl IntoIterator<Item = String>) -> String {
-    args.into_iter()
-        .map(|a| shell_word(&a))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+pub use loom_harness::shell::command as quoted_command;
 
 /// The command that runs one vector again.
 pub fn reproduce_vector(
