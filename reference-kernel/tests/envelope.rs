@@ -1,7 +1,7 @@
 //! The envelope decoder: strict, with errors that name the event index and the field,
 //! and never a panic on any input (ABI-10).
 
-use loom_kernel::envelope::{check_sequences, decode_log, EnvelopeError};
+use loom_kernel::envelope::{check_sequences, decode_log, EnvelopeError, EventEnvelope};
 use loom_kernel::{fold, fold_owned, ExecutionState};
 use proptest::prelude::*;
 
@@ -105,7 +105,43 @@ fn malformed_envelopes_name_index_and_field() {
             (Some(1), *field),
             "array: {e}"
         );
+        // The same error from the envelope as a JSON value (the stores' and protocols'
+        // path), where the text has no repeated key a value cannot hold.
+        if !problem.contains("twice") {
+            let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+            let e = EventEnvelope::from_value(&value, 1).unwrap_err();
+            assert_eq!(
+                (e.index, e.field.as_deref(), e.line),
+                (Some(1), *field, None),
+                "value: {e}"
+            );
+            assert!(e.problem.contains(problem), "value: {e}");
+        }
     }
+}
+
+/// `from_value` decodes what the text decoder decodes, field for field.
+#[test]
+fn abi_10_from_value_decodes_as_the_text_decoder_does() {
+    let texts = [
+        GOOD.to_owned(),
+        with(r#""payload":null,"metadata":{"kernel":true,"flowEmit":"d"}"#),
+        with(r#""payload":[1,{"a":"\u00e9"}]"#),
+        GOOD.replace(r#""sequence":0"#, r#""sequence":18446744073709551615"#),
+        GOOD.replace(r#""timestamp":1000"#, r#""timestamp":-5"#),
+    ];
+    for text in texts {
+        let from_text = decode_log(&text).expect("decodes").remove(0);
+        let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let from_value = EventEnvelope::from_value(&value, 0).expect("decodes");
+        assert_eq!(from_value, from_text, "{text}");
+    }
+    let e = EventEnvelope::from_value(&serde_json::json!("x"), 3).unwrap_err();
+    assert_eq!(e.index, Some(3));
+    assert!(
+        e.problem.contains("expected an event envelope object"),
+        "{e}"
+    );
 }
 
 #[test]
