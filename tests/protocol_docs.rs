@@ -40,11 +40,11 @@ fn both_protocol_documents_state_the_runner_s_limits() {
             grouped(loom_process::TERM_GRACE_MS)
         ),
         format!("the last {} stderr lines", loom_process::STDERR_LINES_KEPT),
-        format!("After {} restarts", loom_conformance::stdio::RESTARTS_MAX),
+        format!("After {} restarts", loom_store_client::RESTARTS_MAX),
         format!("or {} (kernel)", loom_vectors::limits::ADAPTER_RESTARTS_MAX),
         format!(
             "(store {} MiB",
-            loom_conformance::stdio::LINE_BYTES_MAX / (1024 * 1024)
+            loom_store_client::LINE_BYTES_MAX / (1024 * 1024)
         ),
         format!(
             "kernel {} MiB)",

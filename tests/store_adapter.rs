@@ -111,7 +111,7 @@ fn store_adapter_refuses_what_it_cannot_share_and_answers_broken_requests() {
     assert_eq!(hello["durable"], true);
     assert_eq!(
         hello["protocolVersion"],
-        loom_conformance::stdio::PROTOCOL_VERSION
+        loom_store_client::PROTOCOL_VERSION
     );
     assert_eq!(
         lines[1]["error"]["kind"], "invalid-argument",

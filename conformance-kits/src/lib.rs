@@ -10,8 +10,9 @@
 //!   say `unsupported`, a claimed version must carry its required methods);
 //! - [`run_kit`], which turns every case into a `loom_report::CaseResult`;
 //! - [`lifecycle::LogLifecycle`], the kernel-side compaction and snapshot pruning;
-//! - [`stdio`], the client of the stdio store protocol, so a store written in any
-//!   language runs the same kits;
+//! - [`adapter`], the runner's hooks over the stdio store protocol's client
+//!   (`loom-store-client`; [`stdio`] re-exports both under the old name), so a store
+//!   written in any language runs the same kits;
 //! - one macro per kit (`event_store_conformance!` and friends) that makes each case a
 //!   test in the store author's crate ([`harness`]: a case the store cannot run is
 //!   reported as skipped, not passed).
@@ -27,6 +28,7 @@
 //! envelope and the version constants.
 #![deny(missing_docs)]
 
+pub mod adapter;
 pub mod case;
 pub mod fault;
 pub mod history;
@@ -45,6 +47,7 @@ pub mod runner;
 pub mod schedule;
 pub mod stdio;
 
+pub use adapter::{FleetHooks, StdioHooks};
 pub use case::{CaseInfo, Ctx, Failure, Kit, Outcome, Verdict};
 pub use lifecycle::{LifecycleError, LogLifecycle};
 pub use runner::{run_kit, CaseHooks, NoHooks, RunOptions, KITS_AREA};

@@ -1,11 +1,11 @@
 //! Replay files of failed concurrent cases: the case, the store and its client count,
-//! and the interleaving of the run that failed (`loom_conformance::schedule`), so that
+//! and the interleaving of the run that failed (`loom_store_client::schedule`), so that
 //! `loom conform --replay FILE` runs the same case through the same processes with the
 //! same requests in flight together, and fails again while the bug is there.
 
 use std::path::{Path, PathBuf};
 
-use loom_conformance::schedule::Step;
+use loom_store_client::schedule::Step;
 use serde::{Deserialize, Serialize};
 
 /// The `kind` of a concurrency replay file.

@@ -8,6 +8,7 @@
 //! handshake is one `error` result, never an empty run.
 
 use indicatif::{ProgressBar, ProgressStyle};
+use loom_conformance::adapter::{apply_shutdown, FleetHooks, StdioHooks, ADAPTER_SUITE};
 use loom_conformance::kits::archive_store::ArchiveStoreKit;
 use loom_conformance::kits::branch_registry::BranchRegistryKit;
 use loom_conformance::kits::concurrency::{ConcurrencyKit, Handles};
@@ -22,9 +23,9 @@ use loom_conformance::kits::snapshot_store::SnapshotStoreKit;
 use loom_conformance::kits::timer_store::TimerStoreKit;
 use loom_conformance::kits::{self, KIT_NAMES};
 use loom_conformance::runner::case_selected;
-use loom_conformance::stdio::{self, StdioHooks, StdioStore};
 use loom_conformance::{run_kit, CaseHooks, CaseInfo, Ctx, Kit, NoHooks, RunOptions, KITS_AREA};
 use loom_report::CaseResult;
+use loom_store_client::{self as stdio, StdioStore};
 use loom_stores::memory::{
     MemoryArchiveStore, MemoryBranchRegistry, MemoryDispatcher, MemoryEventStore,
     MemorySnapshotStore, MemoryTimerStore,
@@ -382,7 +383,7 @@ async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio
             Err(fault) => {
                 run.results.push(CaseResult::error(
                     KITS_AREA,
-                    stdio::ADAPTER_SUITE,
+                    ADAPTER_SUITE,
                     "adapter/handshake",
                     Vec::<String>::new(),
                     format!("client {i} of {n}: {}", fault.message),
@@ -391,7 +392,7 @@ async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio
                     "client {i} of {n} did not start (see adapter/handshake)"
                 ));
                 for c in &fleet[1..] {
-                    stdio::apply_shutdown(&mut run.results, c.shutdown());
+                    apply_shutdown(&mut run.results, c.shutdown());
                 }
                 return;
             }
@@ -405,12 +406,12 @@ async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio
         timers: serves(stdio::SPI_TIMER_STORE),
         read_models: serves(stdio::SPI_READ_MODEL_STORE),
     };
-    let schedule = loom_conformance::schedule::Schedule::default();
+    let schedule = loom_store_client::schedule::Schedule::default();
     for c in &fleet {
         c.set_schedule(Some(schedule.clone()));
     }
     let hooks = ScheduleHooks {
-        inner: stdio::FleetHooks(&fleet),
+        inner: FleetHooks(&fleet),
         schedule: schedule.clone(),
         replay: run.concurrency_replay.as_ref().map(|f| f.steps.clone()),
         current: std::cell::RefCell::new(String::new()),
@@ -494,7 +495,7 @@ async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio
         }
     }
     for c in &fleet[1..] {
-        stdio::apply_shutdown(&mut run.results, c.shutdown());
+        apply_shutdown(&mut run.results, c.shutdown());
     }
 }
 
@@ -503,14 +504,14 @@ async fn run_stdio_concurrency(run: &mut Run, first: &StdioStore, config: &stdio
 pub const REPLAY_ATTEMPTS_MAX: usize = 10;
 
 /// A case's recorded steps and, in a replay, where it diverged from them.
-type CaseSchedule = (Vec<loom_conformance::schedule::Step>, Option<String>);
+type CaseSchedule = (Vec<loom_store_client::schedule::Step>, Option<String>);
 
 /// The fleet's hooks, plus the schedule: recorded afresh (or set to replay) before each
 /// case, kept per case after it.
 struct ScheduleHooks<'a> {
-    inner: stdio::FleetHooks<'a>,
-    schedule: loom_conformance::schedule::Schedule,
-    replay: Option<Vec<loom_conformance::schedule::Step>>,
+    inner: FleetHooks<'a>,
+    schedule: loom_store_client::schedule::Schedule,
+    replay: Option<Vec<loom_store_client::schedule::Step>>,
     current: std::cell::RefCell<String>,
     /// Per case id: its steps and, in a replay, where it diverged.
     recorded: std::cell::RefCell<std::collections::BTreeMap<String, CaseSchedule>>,
@@ -833,7 +834,7 @@ async fn run_backend(
                 // A failed handshake is a result of the run, not a usage error.
                 let result = CaseResult::error(
                     KITS_AREA,
-                    stdio::ADAPTER_SUITE,
+                    ADAPTER_SUITE,
                     "adapter/handshake",
                     Vec::<String>::new(),
                     fault.message,
@@ -923,7 +924,7 @@ async fn run_backend(
             run_stdio_concurrency(run, &adapter, &config).await;
         }
         let hello = adapter.hello();
-        stdio::apply_shutdown(&mut run.results, adapter.shutdown());
+        apply_shutdown(&mut run.results, adapter.shutdown());
         return Ok(hello);
     }
     Err(format!("unknown store {store:?}: use {STORE_SYNTAX}"))

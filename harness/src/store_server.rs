@@ -4,9 +4,9 @@
 //! kit and by `loom sim`, exactly as a store author's adapter is.
 //!
 //! Key design decision: the server is the inverse of the kits' client
-//! (`loom_conformance::stdio::StdioStore`): the same wire names, the same value shapes
+//! (`loom_store_client::StdioStore`): the same wire names, the same value shapes
 //! (the SPI types' serde forms, envelopes through `EventEnvelope::from_value`), errors
-//! through `stdio::encode_error`. A request it cannot read is an `invalid-argument`
+//! through `loom_store_client::encode_error`. A request it cannot read is an `invalid-argument`
 //! answer naming the parameter, never a crash. Every write is committed by the store
 //! before its answer is written, so the adapter claims `durable`; processes on one
 //! database file or schema share it, so it claims `sharedBackend`.
@@ -16,7 +16,6 @@ use std::io::{BufRead, Write};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use loom_conformance::stdio::{self, base64_decode, base64_encode, encode_error};
 use loom_kernel::spi::plugin::{
     Chunk, ContentAccess, ContentStore, DurableStateStore, PutStreamAbort, PutStreamOutcome,
     QueryOptions, ReadModelStore,
@@ -26,6 +25,7 @@ use loom_kernel::spi::{
     SnapshotStore, SpiMethod, StoreError, TimerStore,
 };
 use loom_kernel::EventEnvelope;
+use loom_store_client::{self as stdio, base64_decode, base64_encode, encode_error};
 use loom_stores::{PgStore, SqliteStore};
 
 /// The adapter's name in `hello`.

@@ -9,9 +9,9 @@
 //! `cargo bench -p loom-props --features explore --bench explore`
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use loom_conformance::stdio::StdioStore;
 use loom_props::explore::stores::{sqlite_stores, stdio_stores};
 use loom_props::explore::{explore, ExploreOptions, ExploreOutcome, FnFactory};
+use loom_store_client::StdioStore;
 use loom_stores::SqliteStore;
 
 /// Cases per timed run.

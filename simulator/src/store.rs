@@ -22,7 +22,7 @@
 //! - An adapter whose `hello` does not answer `sharedBackend: true` gets one process,
 //!   shared by every host (its processes would not see each other's writes).
 //! - Kills: an adapter that answers `durable: true` may be killed (`SIGKILL` to its
-//!   process group, [`loom_conformance::stdio::StdioStore::kill`]) between calls or
+//!   process group, [`loom_store_client::StdioStore::kill`]) between calls or
 //!   between a write and its answer (`send_then_kill`); the next call starts it again.
 //!
 //! A store restart (the store host bounced) loses the requests in flight and their
@@ -34,13 +34,13 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use loom_conformance::stdio::{StdioConfig, StdioStore};
 use loom_kernel::runtime::block_on;
 use loom_kernel::spi::{
     Anchor, AppendAck, EventStore, ExecutionDispatcher, ExecutionPackage, FenceToken, Lease,
     SnapshotStore, StoreError, StoreErrorKind, Timer, TimerStore,
 };
 use loom_kernel::{EventEnvelope, SnapshotRecord};
+use loom_store_client::{StdioConfig, StdioStore};
 use loom_stores::memory::MemoryEventStore;
 use loom_stores::sqlite::SqliteStore;
 use serde_json::{json, Value};
@@ -325,8 +325,8 @@ pub struct AdapterLimits {
 impl Default for AdapterLimits {
     fn default() -> Self {
         AdapterLimits {
-            timeout_ms: loom_conformance::stdio::CALL_TIMEOUT.as_millis() as u64,
-            hello_timeout_ms: loom_conformance::stdio::HELLO_TIMEOUT.as_millis() as u64,
+            timeout_ms: loom_store_client::CALL_TIMEOUT.as_millis() as u64,
+            hello_timeout_ms: loom_store_client::HELLO_TIMEOUT.as_millis() as u64,
         }
     }
 }

@@ -117,9 +117,9 @@ fn err(e: &StoreError, side: &Side, exec: Option<&str>) -> Value {
 /// `timeout` or `crash` when a `backend` error's message says the adapter process hung
 /// or failed (the stdio client's prefixes), else `None`.
 pub fn fault_of(message: &str) -> Option<&'static str> {
-    if message.starts_with(loom_conformance::stdio::TIMEOUT_PREFIX) {
+    if message.starts_with(loom_store_client::TIMEOUT_PREFIX) {
         Some("timeout")
-    } else if message.starts_with(loom_conformance::stdio::FAULT_PREFIX) {
+    } else if message.starts_with(loom_store_client::FAULT_PREFIX) {
         Some("crash")
     } else {
         None

@@ -5,7 +5,7 @@
 
 use std::future::Future;
 
-use loom_conformance::stdio::{self, StdioStore};
+use loom_store_client::{self as stdio, StdioStore};
 use loom_stores::sqlite::{
     SqliteArchiveStore, SqliteBranchRegistry, SqliteDispatcher, SqliteEventStore,
     SqliteSnapshotStore, SqliteStore, SqliteTimerStore,
