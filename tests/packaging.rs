@@ -201,3 +201,34 @@ fn the_dockerfile_builds_loom_and_runs_it() {
     let ignore = std::fs::read_to_string(Path::new(ROOT).join(".dockerignore")).unwrap();
     assert!(ignore.lines().any(|l| l == "target"));
 }
+
+/// ARCHITECTURE.md, `store-client/`: the stdio store client depends on the kernel's SPI
+/// types, the process runner, serde and serde_json only. A dependency on the kits, the
+/// reports or the simulator would bring the runner's or turmoil's concerns into every
+/// user of the client.
+#[test]
+fn the_store_client_depends_on_the_kernel_and_the_process_runner_only() {
+    let (_, m) = manifests()
+        .into_iter()
+        .find(|(d, _)| d.ends_with("store-client"))
+        .expect("store-client is a workspace member");
+    assert_eq!(m["package"]["name"].as_str(), Some("loom-store-client"));
+    let mut deps: Vec<&str> = m["dependencies"]
+        .as_table()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    deps.sort_unstable();
+    assert_eq!(
+        deps,
+        ["loom-kernel", "loom-process", "serde", "serde_json"],
+        "store-client/Cargo.toml"
+    );
+    for section in ["target", "build-dependencies"] {
+        assert!(
+            !m.contains_key(section),
+            "store-client/Cargo.toml: no {section} dependencies"
+        );
+    }
+}
