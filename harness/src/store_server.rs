@@ -5,9 +5,10 @@
 //!
 //! Key design decision: the server is the inverse of the kits' client
 //! (`loom_store_client::StdioStore`): the same wire names, the same value shapes
-//! (the SPI types' serde forms, envelopes through `EventEnvelope::from_value`), errors
-//! through `loom_store_client::encode_error`. A request it cannot read is an `invalid-argument`
-//! answer naming the parameter, never a crash. Every write is committed by the store
+//! (the SPI types' serde forms, envelopes through `EventEnvelope::from_value`), and the
+//! forms both sides spell from `loom_store_client::wire`: errors (`encode_error`),
+//! base64, envelope batches, content references and `putStream` outcomes. A request it
+//! cannot read is an `invalid-argument` answer naming the parameter, never a crash. Every write is committed by the store
 //! before its answer is written, so the adapter claims `durable`; processes on one
 //! database file or schema share it, so it claims `sharedBackend`.
 
@@ -17,14 +18,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use loom_kernel::spi::plugin::{
-    Chunk, ContentAccess, ContentStore, DurableStateStore, PutStreamAbort, PutStreamOutcome,
-    QueryOptions, ReadModelStore,
+    Chunk, ContentAccess, ContentStore, DurableStateStore, QueryOptions, ReadModelStore,
 };
 use loom_kernel::spi::{
     Anchor, ArchiveStore, BranchRegistry, EventStore, ExecutionDispatcher, FenceToken, Lease,
     SnapshotStore, SpiMethod, StoreError, TimerStore,
 };
 use loom_kernel::EventEnvelope;
+use loom_store_client::wire::{content_ref_json, envelopes_json, put_stream_outcome_json};
 use loom_store_client::{self as stdio, base64_decode, base64_encode, encode_error};
 use loom_stores::{PgStore, SqliteStore};
 
@@ -66,16 +67,8 @@ fn envelopes_of(p: &Value, name: &str) -> Result<Vec<EventEnvelope>, StoreError>
         .collect()
 }
 
-fn envelopes_json(events: &[EventEnvelope]) -> Value {
-    Value::Array(events.iter().map(EventEnvelope::to_value).collect())
-}
-
 fn to_json<T: serde::Serialize>(v: T) -> Result<Value, StoreError> {
     serde_json::to_value(v).map_err(|e| StoreError::backend(format!("encoding the answer: {e}")))
-}
-
-fn ref_json(r: &loom_kernel::spi::plugin::ContentRef) -> Value {
-    json!({ "digest": r.digest, "size": r.size })
 }
 
 fn owner_of(p: &Value) -> Result<Option<ContentAccess>, StoreError> {
@@ -268,7 +261,9 @@ async fn handle(db: &Db, method: &str, p: &Value) -> Result<Value, StoreError> {
         ),
         "contentStore.put" => {
             let data = base64_decode(&field::<String>(p, "data")?).map_err(|e| bad("data", e))?;
-            Ok(ref_json(&s.content().put(data, owner_of(p)?).await?))
+            Ok(content_ref_json(
+                &s.content().put(data, owner_of(p)?).await?,
+            ))
         }
         "contentStore.get" => Ok(s
             .content()
@@ -289,18 +284,9 @@ async fn handle(db: &Db, method: &str, p: &Value) -> Result<Value, StoreError> {
                     _ => return Err(bad("chunks", "each is {\"data\"} or {\"error\"}")),
                 }
             }
-            Ok(match s.content().put_stream(chunks, owner_of(p)?).await? {
-                PutStreamOutcome::Stored(r) => json!({ "stored": ref_json(&r) }),
-                PutStreamOutcome::Aborted(PutStreamAbort::ChunkError {
-                    message,
-                    bytes_read,
-                }) => {
-                    json!({ "aborted": { "kind": "chunk-error", "message": message, "bytesRead": bytes_read } })
-                }
-                PutStreamOutcome::Aborted(PutStreamAbort::TooLarge { limit_bytes }) => {
-                    json!({ "aborted": { "kind": "too-large", "limitBytes": limit_bytes } })
-                }
-            })
+            Ok(put_stream_outcome_json(
+                &s.content().put_stream(chunks, owner_of(p)?).await?,
+            ))
         }
         "contentStore.sealsContent" => to_json(s.content().seals_content().await?),
         "durableStateStore.get" => Ok(s

@@ -10,7 +10,8 @@
 //!   adapter, with the claims its `hello` made; [`StdioConfig`] says how to start it,
 //!   [`CALL_TIMEOUT`] and [`HELLO_TIMEOUT`] are the default time limits.
 //! - [`wire`] holds the value forms both sides of the protocol spell the same way: typed
-//!   errors ([`encode_error`], [`decode_error`]) and base64 blobs. The reference stores'
+//!   errors ([`encode_error`], [`decode_error`]), base64 blobs, envelope batches and
+//!   the content store's answers. The reference stores'
 //!   server (`loom store-adapter`) writes its answers with them.
 //! - [`schedule`] records the order of a fleet's sends and answers and enforces it on a
 //!   replay.
@@ -46,6 +47,7 @@ pub mod schedule;
 pub mod wire;
 
 pub use wire::{base64_decode, base64_encode, decode_error, encode_error};
+use wire::{content_ref, envelopes_json, put_stream_outcome};
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -60,10 +62,10 @@ use loom_kernel::spi::{
     BranchRegistry, Capabilities, ContentAccess, ContentRef, ContentStore,
     ContentStoreCapabilities, ContentStoreMethod, DispatchId, Document, DurableStateStore,
     DurableStateStoreCapabilities, EventStore, EventStoreCapabilities, EventStoreMethod,
-    ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, Page, PutStreamAbort,
-    PutStreamOutcome, QueryOptions, ReadModelPage, ReadModelStore, ReadModelStoreCapabilities,
-    SealingCapability, SnapshotStore, SnapshotStoreCapabilities, SnapshotStoreMethod, SpiMethod,
-    StoreError, Timer, TimerStore, Versioned, CONTENT_BYTES_MAX,
+    ExecutionDispatcher, ExecutionPackage, FenceToken, Lease, Page, PutStreamOutcome, QueryOptions,
+    ReadModelPage, ReadModelStore, ReadModelStoreCapabilities, SealingCapability, SnapshotStore,
+    SnapshotStoreCapabilities, SnapshotStoreMethod, SpiMethod, StoreError, Timer, TimerStore,
+    Versioned, CONTENT_BYTES_MAX,
 };
 use loom_process::{Adapter, AdapterConfig, Blame, ShutdownReport};
 
@@ -535,10 +537,6 @@ fn envelopes(v: Value) -> Result<Vec<EventEnvelope>, StoreError> {
         .collect()
 }
 
-fn envelopes_json(events: &[EventEnvelope]) -> Value {
-    Value::Array(events.iter().map(EventEnvelope::to_value).collect())
-}
-
 impl EventStore for StdioStore {
     fn capabilities(&self) -> EventStoreCapabilities {
         self.claims::<EventStoreMethod>(SPI_EVENT_STORE, "0.0.0")
@@ -883,50 +881,6 @@ impl TimerStore for StdioStore {
 
 fn owner_json(owner: &Option<ContentAccess>) -> Value {
     owner.as_ref().map_or(Value::Null, |a| json!(a.owner))
-}
-
-fn content_ref(v: &Value) -> Result<ContentRef, StoreError> {
-    let digest = v.get("digest").and_then(Value::as_str);
-    let size = v.get("size").and_then(Value::as_u64);
-    match (digest, size) {
-        (Some(d), Some(size)) => Ok(ContentRef {
-            digest: d.to_string(),
-            size,
-        }),
-        _ => Err(StoreError::backend(format!(
-            "malformed content reference from the adapter: {v}"
-        ))),
-    }
-}
-
-/// Decodes a `putStream` result: `{"stored": ContentRef}` or `{"aborted": {...}}`.
-fn put_stream_outcome(v: &Value) -> Result<PutStreamOutcome, StoreError> {
-    if let Some(r) = v.get("stored") {
-        return content_ref(r).map(PutStreamOutcome::Stored);
-    }
-    let malformed =
-        || StoreError::backend(format!("malformed putStream outcome from the adapter: {v}"));
-    let aborted = v.get("aborted").ok_or_else(malformed)?;
-    match aborted.get("kind").and_then(Value::as_str) {
-        Some("chunk-error") => Ok(PutStreamOutcome::Aborted(PutStreamAbort::ChunkError {
-            message: aborted
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            bytes_read: aborted
-                .get("bytesRead")
-                .and_then(Value::as_u64)
-                .ok_or_else(malformed)?,
-        })),
-        Some("too-large") => Ok(PutStreamOutcome::Aborted(PutStreamAbort::TooLarge {
-            limit_bytes: aborted
-                .get("limitBytes")
-                .and_then(Value::as_u64)
-                .ok_or_else(malformed)?,
-        })),
-        _ => Err(malformed()),
-    }
 }
 
 impl ContentStore for StdioStore {

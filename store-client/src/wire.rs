@@ -1,6 +1,7 @@
 //! The value forms of the stdio store protocol that both of its sides spell: a typed
-//! error as the protocol's error object (`{"kind", "message", facts...}`) and blobs as
-//! padded standard base64. The client decodes what an adapter answers with them; an
+//! error as the protocol's error object (`{"kind", "message", facts...}`), blobs as
+//! padded standard base64, envelope batches, and the content store's answers (a content
+//! reference, a `putStream` outcome), whose encoders sit next to the client's decoders. The client decodes what an adapter answers with them; an
 //! adapter written in Rust (`loom store-adapter`) encodes its answers with them, so the
 //! two cannot drift apart.
 //!
@@ -9,7 +10,11 @@
 
 use serde_json::{json, Value};
 
-use loom_kernel::spi::{StoreError, StoreErrorKind, STORE_ERROR_KIND_NAMES};
+use loom_kernel::envelope::EventEnvelope;
+use loom_kernel::spi::{
+    ContentRef, PutStreamAbort, PutStreamOutcome, StoreError, StoreErrorKind,
+    STORE_ERROR_KIND_NAMES,
+};
 
 fn opt_u64(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
@@ -148,6 +153,82 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// A batch of envelopes as the protocol carries it, each in its strict JSON form: what
+/// the client sends to `append`, `archive` and `replaceSegments`, and what a server
+/// answers to `read`, `readRange` and `readArchived`.
+pub fn envelopes_json(events: &[EventEnvelope]) -> Value {
+    Value::Array(events.iter().map(EventEnvelope::to_value).collect())
+}
+
+/// A content reference as a server answers it: `{"digest": ..., "size": ...}`.
+pub fn content_ref_json(r: &ContentRef) -> Value {
+    json!({ "digest": r.digest, "size": r.size })
+}
+
+/// A `putStream` outcome as a server answers it: `{"stored": ContentRef}`, or
+/// `{"aborted": {"kind": "chunk-error", "message", "bytesRead"}}`, or
+/// `{"aborted": {"kind": "too-large", "limitBytes"}}`.
+pub fn put_stream_outcome_json(outcome: &PutStreamOutcome) -> Value {
+    match outcome {
+        PutStreamOutcome::Stored(r) => json!({ "stored": content_ref_json(r) }),
+        PutStreamOutcome::Aborted(PutStreamAbort::ChunkError {
+            message,
+            bytes_read,
+        }) => {
+            json!({ "aborted": { "kind": "chunk-error", "message": message, "bytesRead": bytes_read } })
+        }
+        PutStreamOutcome::Aborted(PutStreamAbort::TooLarge { limit_bytes }) => {
+            json!({ "aborted": { "kind": "too-large", "limitBytes": limit_bytes } })
+        }
+    }
+}
+
+/// Decodes a content reference an adapter answered (`contentStore.put`, and inside a
+/// `putStream` outcome).
+pub(crate) fn content_ref(v: &Value) -> Result<ContentRef, StoreError> {
+    let digest = v.get("digest").and_then(Value::as_str);
+    let size = v.get("size").and_then(Value::as_u64);
+    match (digest, size) {
+        (Some(d), Some(size)) => Ok(ContentRef {
+            digest: d.to_string(),
+            size,
+        }),
+        _ => Err(StoreError::backend(format!(
+            "malformed content reference from the adapter: {v}"
+        ))),
+    }
+}
+
+/// Decodes a `putStream` result: `{"stored": ContentRef}` or `{"aborted": {...}}`.
+pub(crate) fn put_stream_outcome(v: &Value) -> Result<PutStreamOutcome, StoreError> {
+    if let Some(r) = v.get("stored") {
+        return content_ref(r).map(PutStreamOutcome::Stored);
+    }
+    let malformed =
+        || StoreError::backend(format!("malformed putStream outcome from the adapter: {v}"));
+    let aborted = v.get("aborted").ok_or_else(malformed)?;
+    match aborted.get("kind").and_then(Value::as_str) {
+        Some("chunk-error") => Ok(PutStreamOutcome::Aborted(PutStreamAbort::ChunkError {
+            message: aborted
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            bytes_read: aborted
+                .get("bytesRead")
+                .and_then(Value::as_u64)
+                .ok_or_else(malformed)?,
+        })),
+        Some("too-large") => Ok(PutStreamOutcome::Aborted(PutStreamAbort::TooLarge {
+            limit_bytes: aborted
+                .get("limitBytes")
+                .and_then(Value::as_u64)
+                .ok_or_else(malformed)?,
+        })),
+        _ => Err(malformed()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +248,40 @@ mod tests {
         assert!(base64_decode("Z===").is_err());
         assert!(base64_decode("Zg==Zg==").is_err());
         assert!(base64_decode("Zm9*").is_err());
+    }
+
+    #[test]
+    fn content_answers_decode_as_they_were_encoded() {
+        let r = ContentRef {
+            digest: "sha256:ab".into(),
+            size: 3,
+        };
+        assert_eq!(
+            content_ref_json(&r).to_string(),
+            r#"{"digest":"sha256:ab","size":3}"#
+        );
+        assert_eq!(content_ref(&content_ref_json(&r)).unwrap(), r);
+        let outcomes = [
+            (
+                PutStreamOutcome::Stored(r.clone()),
+                r#"{"stored":{"digest":"sha256:ab","size":3}}"#,
+            ),
+            (
+                PutStreamOutcome::Aborted(PutStreamAbort::ChunkError {
+                    message: "disk".into(),
+                    bytes_read: 7,
+                }),
+                r#"{"aborted":{"bytesRead":7,"kind":"chunk-error","message":"disk"}}"#,
+            ),
+            (
+                PutStreamOutcome::Aborted(PutStreamAbort::TooLarge { limit_bytes: 9 }),
+                r#"{"aborted":{"kind":"too-large","limitBytes":9}}"#,
+            ),
+        ];
+        for (outcome, text) in outcomes {
+            let v = put_stream_outcome_json(&outcome);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(put_stream_outcome(&v).unwrap(), outcome);
+        }
     }
 }
