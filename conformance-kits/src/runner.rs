@@ -1,4 +1,4 @@
-//! Runs a kit's cases and turns each [`Verdict`] into a `loom_report::CaseResult`.
+//! Runs a kit's cases and turns each [`Verdict`](crate::case::Verdict) into a `loom_report::CaseResult`.
 //!
 //! Each case gets a fresh namespace (`<run id>.<case index>.`), so its execution ids
 //! are new even on a store that outlives the run, a per-case time limit, and a store

@@ -59,7 +59,9 @@ mod render;
 mod report;
 mod subject;
 
-pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineOutcome};
+pub use baseline::{
+    Baseline, BaselineEntry, BaselineError, BaselineOutcome, STALE_AREA, STALE_SUITE,
+};
 pub use budget::FailureBudget;
 pub use canonical::{canonical_json, sha256_digest};
 pub use diff::first_difference;

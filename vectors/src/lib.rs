@@ -4,7 +4,7 @@
 //! kernel, in any language, runs to prove its fold, snapshot normalization, digests,
 //! ingress gate, userspace-emit validation and replay runtime. It holds
 //!
-//! - the vector format ([`format`]), parsed strictly, with the set's version and digest
+//! - the vector format ([`format`](mod@format)), parsed strictly, with the set's version and digest
 //!   ([`set`]);
 //! - the generator ([`generate`]) that builds every vector from the scenario
 //!   definitions in [`scenarios`] by running the reference kernel;
