@@ -262,7 +262,7 @@ pub fn final_checks_with(
             out.push(v(
                 rule,
                 format!(
-                    "the execution did not finish after the liveness phase: status {}, parked on {}",
+                    "{NOT_FINISHED}: status {}, parked on {}",
                     json!(state.status.as_str()),
                     json!(state.suspended_on().and_then(|p| p.get("on")).cloned())
                 ),
@@ -302,6 +302,11 @@ pub fn final_checks_with(
     }
     out
 }
+
+/// How a liveness finding (PLACE-04, REPLAY-10) of an execution that never ended
+/// begins; `run` adds the lease the store still held on it, when that lease outlived
+/// the run.
+pub const NOT_FINISHED: &str = "the execution did not finish after the liveness phase";
 
 /// What PLACE-04 compares: status, completion output (which carries every value the
 /// flow read), each step's first output, each decision, each gate's stored answer and

@@ -350,7 +350,13 @@ fn finish(
             event_index: None,
         });
     }
-    violations.extend(check::final_checks_with(&scenarios, &logs, config.bug));
+    let mut found = check::final_checks_with(&scenarios, &logs, config.bug);
+    name_outliving_leases(
+        &mut found,
+        &world.book().leases,
+        config.safety_ms + config.liveness_ms,
+    );
+    violations.extend(found);
     violations.extend(check::acknowledged_survive(&world.book().acked, &logs));
     violations.extend(check::ledger_backs_every_output(
         &world.book().ledger,
@@ -482,6 +488,34 @@ fn finish(
     outcome
 }
 
+/// An execution that never ended while the store still held a lease on it past the
+/// end of the run was waiting for that lease to expire: its finding names the lease,
+/// its holder and its deadline, so a store whose lease is longer than the run (a
+/// `cmd:` adapter's lease is its own) reads as that, with the fix, and not as a lost
+/// execution.
+fn name_outliving_leases(
+    found: &mut [Violation],
+    leases: &std::collections::BTreeMap<String, loom_kernel::spi::Lease>,
+    end_ms: u64,
+) {
+    for v in found.iter_mut() {
+        if !v.message.starts_with(check::NOT_FINISHED) {
+            continue;
+        }
+        let Some(lease) = v.execution_id.as_ref().and_then(|e| leases.get(e)) else {
+            continue;
+        };
+        let until_ms = lease.deadline_ms - crate::clock::EPOCH_MS;
+        if until_ms > end_ms as i64 {
+            v.message += &format!(
+                "; the store still held lease {} on it for {}, live until {until_ms} ms, after the run ended at {end_ms} ms: the store's lease outlives the run (give the adapter a lease of at most a few seconds, e.g. the example adapter's --lease-ms 1000)",
+                lease.lease_id,
+                serde_json::json!(lease.worker_id)
+            );
+        }
+    }
+}
+
 /// The check's results, credited by what the seed exercised: a rule that held in a seed
 /// that never reached its situation is a skip naming the counter that stayed at zero
 /// (`stats::evidence`); a pass carries its evidence; a failure stays a failure.
@@ -538,5 +572,75 @@ fn unrunnable(seed: u64, schedule: Value, message: &str) -> SimOutcome {
         ledger: Vec::new(),
         vectors: Vec::new(),
         error: Some(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loom_kernel::spi::{DispatchId, ExecutionPackage, Lease};
+
+    fn not_finished(exec: &str) -> Violation {
+        Violation {
+            rule: "PLACE-04".into(),
+            message: format!(
+                "{}: status \"running\", parked on null",
+                check::NOT_FINISHED
+            ),
+            execution_id: Some(exec.into()),
+            event_index: Some(3),
+        }
+    }
+
+    fn lease(exec: &str, until_ms: i64) -> Lease {
+        Lease {
+            lease_id: 7,
+            dispatch_id: DispatchId(1),
+            package: ExecutionPackage {
+                execution_id: exec.into(),
+                flow_id: "f".into(),
+                resume_hint: None,
+                compute_target: None,
+            },
+            target: TARGET.into(),
+            worker_id: "worker-1".into(),
+            deadline_ms: crate::clock::EPOCH_MS + until_ms,
+        }
+    }
+
+    /// PLACE-04: an execution left waiting on a lease that outlives the run is named
+    /// with that lease and the fix; one whose lease expired in time, one with no lease
+    /// and a finding of another kind are left as they were.
+    #[test]
+    fn place_04_a_lease_that_outlives_the_run_is_named_in_the_finding() {
+        let leases: std::collections::BTreeMap<String, Lease> = [
+            ("long".to_owned(), lease("long", 31_204)),
+            ("short".to_owned(), lease("short", 25_000)),
+        ]
+        .into_iter()
+        .collect();
+        let other = Violation {
+            message: "final result differs from the crash-free run".into(),
+            ..not_finished("long")
+        };
+        let mut found = vec![
+            not_finished("long"),
+            not_finished("short"),
+            not_finished("none"),
+            other.clone(),
+        ];
+        name_outliving_leases(&mut found, &leases, 26_000);
+        assert!(
+            found[0].message.contains(
+                "the store still held lease 7 on it for \"worker-1\", live until 31204 ms, after the run ended at 26000 ms"
+            ),
+            "{}",
+            found[0].message
+        );
+        assert!(found[0].message.contains("--lease-ms 1000"));
+        for v in &found[1..3] {
+            assert_eq!(v.message, not_finished("short").message);
+        }
+        assert_eq!(found[3].message, other.message);
     }
 }

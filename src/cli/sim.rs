@@ -491,17 +491,23 @@ pub fn run(args: SimArgs) -> u8 {
         );
     }
     println!(
-        "{} results, {} failing seed(s){}",
-        report.results.len(),
-        failing.len(),
-        if not_run.is_empty() {
-            String::new()
-        } else {
-            format!("; {} seed(s) not run: {}", not_run.len(), budget.reason())
-        }
+        "{}",
+        summary_line(
+            report.results.len(),
+            failing.len(),
+            unrunnable.len(),
+            &not_run,
+            &budget.reason()
+        )
     );
     for e in unrunnable.iter().take(3) {
         println!("not run: {e}");
+    }
+    if unrunnable.len() > 3 {
+        println!(
+            "not run: … and {} more seed(s) (the report names each)",
+            unrunnable.len() - 3
+        );
     }
     for (seed, violations, files) in &failing {
         println!(
@@ -521,11 +527,38 @@ pub fn run(args: SimArgs) -> u8 {
         }
     }
     super::print_report_paths(&paths, &report.digest);
+    println!("verdict: {}", report.verdict());
+    for reason in &report.summary.verdict_reasons {
+        println!("  - {reason}");
+    }
+    for line in report.partial_sentences() {
+        println!("  - {line}");
+    }
     if failing.is_empty() && unrunnable.is_empty() && report.summary.ok {
         EXIT_OK
     } else {
         EXIT_FAILED
     }
+}
+
+/// The sweep's count line: results, seeds that failed a check, seeds that could not run
+/// to a verdict (a store that did not open or answer: errors, not passes), and seeds
+/// the failure budget left out.
+fn summary_line(
+    results: usize,
+    failing: usize,
+    unrunnable: usize,
+    not_run: &[u64],
+    budget_reason: &str,
+) -> String {
+    let mut line = format!("{results} results, {failing} failing seed(s)");
+    if unrunnable > 0 {
+        line += &format!(", {unrunnable} seed(s) that could not run (errors)");
+    }
+    if !not_run.is_empty() {
+        line += &format!("; {} seed(s) not run: {budget_reason}", not_run.len());
+    }
+    line
 }
 
 /// Opens a reference store once before the sweep: a database that cannot be opened is a
