@@ -222,7 +222,7 @@ fn strip_seq(state: &mut ExecutionState) {
     if let Some(d) = state.variables.decisions.as_mut() {
         let with_seq: Vec<(String, Value)> = d
             .iter()
-            .filter_map(|(id, e)| match e {
+            .filter_map(|(id, e)| match e.to_value() {
                 Value::Object(m) if m.contains_key("seq") => {
                     let mut m = m.clone();
                     m.remove("seq");
@@ -232,7 +232,7 @@ fn strip_seq(state: &mut ExecutionState) {
             })
             .collect();
         for (id, e) in with_seq {
-            d.insert(id, e);
+            d.insert(id, e.into());
         }
     }
 }
@@ -341,27 +341,30 @@ fn check_decision_seq(
         match seqs.0[..known].iter().find(|(x, _)| x == id) {
             Some((_, prev)) => {
                 matched += 1;
-                if prev.as_ref() != seq_now {
+                if *prev != seq_now {
                     return Err(PropertyViolation::new(
                         "FOLD-38",
                         Some(i),
                         format!("decision `{id}`'s seq changed when folding {} (a repeated id keeps its first seq)", e.event_type),
                         show(prev.as_ref()),
-                        show(seq_now),
+                        show(seq_now.as_ref()),
                     ));
                 }
             }
             None => {
-                if seq_now.is_some_and(|s| s.as_u64() != Some(e.sequence)) {
+                if seq_now
+                    .as_ref()
+                    .is_some_and(|s| s.as_u64() != Some(e.sequence))
+                {
                     return Err(PropertyViolation::new(
                         "FOLD-38",
                         Some(i),
                         format!("new decision `{id}`'s seq is not its envelope's sequence"),
                         e.sequence.to_string(),
-                        show(seq_now),
+                        show(seq_now.as_ref()),
                     ));
                 }
-                seqs.0.push((id.to_owned(), seq_now.cloned()));
+                seqs.0.push((id.to_owned(), seq_now));
             }
         }
     }
@@ -370,7 +373,7 @@ fn check_decision_seq(
         // with that id would be checked as new.
         seqs.0 = now
             .iter()
-            .map(|(id, entry)| (id.to_owned(), entry.get("seq").cloned()))
+            .map(|(id, entry)| (id.to_owned(), entry.get("seq")))
             .collect();
     }
     Ok(())
@@ -502,7 +505,7 @@ pub fn fold_total(input: &FoldTotalInput) -> Result<(), PropertyViolation> {
             if let Ok(events) = decode_log(&text) {
                 fold_everything(&events, bytes.len())?;
             }
-            Ok(())
+            text_path_agrees(&text, bytes.len())
         }
         FoldTotalInput::Mutated {
             log,
@@ -516,7 +519,7 @@ pub fn fold_total(input: &FoldTotalInput) -> Result<(), PropertyViolation> {
             if let Ok(events) = decode_log(&mutated) {
                 fold_everything(&events, *position)?;
             }
-            Ok(())
+            text_path_agrees(&mutated, *position)
         }
     }
 }
@@ -667,6 +670,43 @@ pub(crate) fn unknown_kind_inert(
 /// Folds decoded envelopes under every version; checks the work stays linear.
 /// The current fold and one older version picked from the input's length, so each
 /// input stays cheap and a campaign still covers every version.
+/// FOLD-01: the fold's text path (`fold_text`: envelopes read in place, hot kinds
+/// folded from raw payloads) gives what decoding the whole log and folding the
+/// envelopes gives, at the current and at an older version: the same state, the same
+/// diagnostics, or the same decoding error.
+pub fn text_path_agrees(text: &str, pick: usize) -> Result<(), PropertyViolation> {
+    let older = version(15 + (pick % 12) as u32);
+    for v in [FoldVersion::CURRENT, older] {
+        let whole = decode_log(text)
+            .map(|events| fold_with_diagnostics(v, &ExecutionState::new(), &events));
+        let mut diags = Vec::new();
+        let fast = loom_kernel::fold::fold_text(ExecutionState::new(), text, v, &mut diags)
+            .map(|(state, _)| (state, diags));
+        let same = match (&whole, &fast) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(a), Err(b)) => a == b,
+            _ => false,
+        };
+        if !same {
+            let show = |r: &Result<
+                (ExecutionState, Vec<loom_kernel::fold::FoldDiagnostic>),
+                loom_kernel::EnvelopeError,
+            >| match r {
+                Ok((s, d)) => format!("{} with diagnostics {d:?}", s.canonical()),
+                Err(e) => format!("error: {e}"),
+            };
+            return Err(PropertyViolation::new(
+                "FOLD-01",
+                None,
+                format!("fold_text {v} differs from decode_log then fold; text: {text}"),
+                show(&whole),
+                show(&fast),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn fold_everything(
     events: &[EventEnvelope],
     pick: usize,
@@ -731,14 +771,15 @@ fn state_has_proto_key(state: &ExecutionState) -> bool {
         [input, output, error, error_payload]
             .into_iter()
             .flatten()
-            .any(has_proto_key)
+            .any(|j| has_proto_key(&j.to_value()))
             || extra.iter().any(|(k, x)| k == proto || has_proto_key(x))
     };
     frames.iter().any(|(k, f)| k == proto || frame_has(f))
         || rest.iter().any(|(k, x)| k == proto || has_proto_key(x))
-        || decisions
-            .as_ref()
-            .is_some_and(|d| d.iter().any(|(k, x)| k == proto || has_proto_key(x)))
+        || decisions.as_ref().is_some_and(|d| {
+            d.iter()
+                .any(|(k, x)| k == proto || has_proto_key(&x.to_value()))
+        })
 }
 
 /// Whether `__proto__` appears as an object key at any depth.
@@ -899,7 +940,8 @@ pub(crate) fn versioned_fold_events(
                         .decisions
                         .as_ref()
                         .and_then(|d| d.get(id))
-                        .and_then(|e| e.get("seq")),
+                        .and_then(|e| e.get("seq"))
+                        .as_ref(),
                 ),
             ));
         }

@@ -142,9 +142,9 @@ pub mod planted {
                 if repeat {
                     let id = e.payload.get("id").and_then(Value::as_str).unwrap_or("");
                     if let Some(d) = s.variables.decisions.as_mut() {
-                        if let Some(Value::Object(mut entry)) = d.get(id).cloned() {
+                        if let Some(Value::Object(mut entry)) = d.get(id).map(|j| j.to_value()) {
                             entry.insert("seq".into(), Value::from(e.sequence));
-                            d.insert(id.to_owned(), Value::Object(entry));
+                            d.insert(id.to_owned(), Value::Object(entry).into());
                         }
                     }
                 }

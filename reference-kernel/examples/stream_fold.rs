@@ -2,25 +2,27 @@
 //! time), on mimalloc as the `loom` binary is, for profiles and memory figures of the
 //! fold alone: `/usr/bin/time -v` gives the peak memory, `perf record` the profile.
 //!
-//! `cargo run --release -p loom-kernel --example stream_fold -- FILE [parse|fold] [PASSES]`
+//! `cargo run --release -p loom-kernel --example stream_fold -- FILE [parse|fold|text] [PASSES]`
 //!
 //! `parse` decodes only; `fold` (the default) folds every envelope into one state per
-//! pass. Prints events per second of wall time; the log text is read once, before the
+//! pass; `text` folds through the text path (`fold_text`: envelopes read in place, the
+//! hot kinds folded from their raw payloads). Prints events per second of wall time; the log text is read once, before the
 //! clock starts.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use loom_kernel::envelope::for_each_envelope;
-use loom_kernel::fold::{fold_owned, ExecutionState};
+use loom_kernel::fold::{fold_owned, fold_text, ExecutionState, FoldVersion, NoDiagnostics};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
-        eprintln!("usage: stream_fold FILE [parse|fold] [PASSES]");
+        eprintln!("usage: stream_fold FILE [parse|fold|text] [PASSES]");
         std::process::exit(2);
     };
-    let fold = args.next().is_none_or(|m| m != "parse");
+    let mode = args.next().unwrap_or_else(|| "fold".to_owned());
+    let fold = mode != "parse";
     let passes: usize = args.next().and_then(|p| p.parse().ok()).unwrap_or(3);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
@@ -29,6 +31,31 @@ fn main() {
     let start = std::time::Instant::now();
     let mut events = 0u64;
     for _ in 0..passes {
+        if mode == "raw" {
+            for line in text.lines() {
+                events +=
+                    u64::from(std::hint::black_box(loom_kernel::RawEnvelope::read(line)).is_some());
+            }
+            continue;
+        }
+        if mode == "text" {
+            match fold_text(
+                ExecutionState::new(),
+                &text,
+                FoldVersion::CURRENT,
+                &mut NoDiagnostics,
+            ) {
+                Ok((state, n)) => {
+                    events += n as u64;
+                    std::hint::black_box(state);
+                }
+                Err(e) => {
+                    eprintln!("{path}: {e}");
+                    std::process::exit(1);
+                }
+            }
+            continue;
+        }
         let mut state = Some(ExecutionState::new());
         let decoded = for_each_envelope(&text, &mut |e| {
             events += 1;
@@ -48,7 +75,12 @@ fn main() {
     let s = start.elapsed().as_secs_f64();
     println!(
         "{events} events ({passes} passes, {}) in {s:.3} s: {:.0} k events/s",
-        if fold { "parse + fold" } else { "parse" },
+        match mode.as_str() {
+            "parse" => "parse",
+            "text" => "parse + fold, text path",
+            "raw" => "raw envelope read only",
+            _ => "parse + fold",
+        },
         events as f64 / s / 1e3
     );
 }

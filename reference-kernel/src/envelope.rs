@@ -254,29 +254,109 @@ fn decode_lines(
         if line.trim().is_empty() {
             continue;
         }
-        let line_no = i + 1;
-        match decode_at(line, index, line_no) {
-            Ok(env) => sink(env)?,
-            Err(mut e) => {
-                if e.field.is_none() && e.problem.starts_with("EOF while parsing") {
-                    let lone_start = line.trim() == "{" || line.trim_end().ends_with('{');
-                    let more = lines.peek().is_some();
-                    if lone_start && more {
-                        e.problem = format!(
-                            "line {line_no} holds only the start of a JSON object, not a whole envelope"
-                        );
-                        e.column = None;
-                        e.layout_hint = Some(HINT_ONE_PER_LINE);
-                    } else {
-                        e.layout_hint = Some(HINT_CUT_SHORT);
-                    }
-                }
-                return Err(e);
-            }
-        }
+        let more = lines.peek().is_some();
+        sink(decode_line(line, index, i + 1, more)?)?;
         index += 1;
     }
     Ok(index)
+}
+
+/// Decodes line `line_no` of a JSON-lines log, the `index`th envelope; `more` says
+/// whether lines follow it (a lone `{` then means a pretty-printed log, not a cut one).
+pub(crate) fn decode_line(
+    line: &str,
+    index: usize,
+    line_no: usize,
+    more: bool,
+) -> Result<EventEnvelope, EnvelopeError> {
+    decode_at(line, index, line_no).map_err(|mut e| {
+        if e.field.is_none() && e.problem.starts_with("EOF while parsing") {
+            let lone_start = line.trim() == "{" || line.trim_end().ends_with('{');
+            if lone_start && more {
+                e.problem = format!(
+                    "line {line_no} holds only the start of a JSON object, not a whole envelope"
+                );
+                e.column = None;
+                e.layout_hint = Some(HINT_ONE_PER_LINE);
+            } else {
+                e.layout_hint = Some(HINT_CUT_SHORT);
+            }
+        }
+        e
+    })
+}
+
+/// An envelope read where it lies in the log text: strings borrowed unless they hold
+/// escapes, the payload and metadata kept as their raw JSON text. The fold's text path
+/// ([`crate::fold::fold_text`]) reads these; it takes one only where the strict decoder
+/// would accept the same line and give the same envelope, so every line this cannot
+/// read, or reads with a doubt, goes to the strict decoder for its envelope or its
+/// error (the raw read is a fast path, never a second grammar).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnvelope<'a> {
+    /// Unique event id.
+    #[serde(borrow)]
+    pub id: std::borrow::Cow<'a, str>,
+    /// The flow this execution runs.
+    #[serde(rename = "workflowId", borrow)]
+    pub workflow_id: std::borrow::Cow<'a, str>,
+    /// The execution.
+    #[serde(rename = "executionId", borrow)]
+    pub execution_id: std::borrow::Cow<'a, str>,
+    /// The event kind.
+    #[serde(rename = "eventType", borrow)]
+    pub event_type: std::borrow::Cow<'a, str>,
+    /// Position in the log.
+    pub sequence: u64,
+    /// Epoch milliseconds.
+    #[serde(rename = "timestamp")]
+    pub timestamp_ms: i64,
+    /// The payload's JSON text.
+    #[serde(borrow)]
+    pub payload: &'a serde_json::value::RawValue,
+    /// The metadata's JSON text, when the field is present (`null` included: the
+    /// caller sends such a line to the strict decoder, which refuses it).
+    #[serde(default, borrow, deserialize_with = "raw_present")]
+    pub metadata: Option<&'a serde_json::value::RawValue>,
+}
+
+fn raw_present<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'de serde_json::value::RawValue>, D::Error> {
+    <&serde_json::value::RawValue>::deserialize(d).map(Some)
+}
+
+impl<'a> RawEnvelope<'a> {
+    /// Reads one line, when it is an envelope the strict decoder accepts as the same:
+    /// `None` for anything else (a syntax error, a missing, repeated, unknown or wrongly
+    /// typed field, an empty `eventType`, metadata that is not an object).
+    pub fn read(line: &'a str) -> Option<RawEnvelope<'a>> {
+        let raw: RawEnvelope<'a> = serde_json::from_str(line).ok()?;
+        let metadata_ok = raw.metadata.is_none_or(|m| m.get().starts_with('{'));
+        (metadata_ok && !raw.event_type.is_empty()).then_some(raw)
+    }
+
+    /// The owned envelope, exactly as the strict decoder builds it from the same line.
+    pub fn to_envelope(&self) -> Result<EventEnvelope, serde_json::Error> {
+        let metadata = match self.metadata {
+            Some(m) => match serde_json::from_str::<Value>(m.get())? {
+                Value::Object(m) => Some(m),
+                _ => None,
+            },
+            None => None,
+        };
+        Ok(EventEnvelope {
+            id: self.id.clone().into_owned(),
+            workflow_id: self.workflow_id.clone().into_owned(),
+            execution_id: self.execution_id.clone().into_owned(),
+            event_type: self.event_type.clone().into_owned(),
+            sequence: self.sequence,
+            timestamp_ms: self.timestamp_ms,
+            payload: serde_json::from_str(self.payload.get())?,
+            metadata,
+        })
+    }
 }
 
 /// Decodes a single envelope from JSON text.

@@ -23,6 +23,7 @@ pub mod digest;
 pub mod envelope;
 pub mod fold;
 pub mod ingress;
+pub mod json;
 pub mod limits;
 pub mod runtime;
 pub mod schema;
@@ -32,10 +33,11 @@ pub mod verify;
 pub mod versions;
 
 pub use canonical::{canonical_json, canonical_string};
-pub use envelope::{decode_log, EnvelopeError, EventEnvelope};
+pub use envelope::{decode_log, EnvelopeError, EventEnvelope, RawEnvelope};
 pub use fold::{
-    fold, fold_as, fold_from, fold_owned, get_decision, known_event_types, ExecutionState,
-    FoldVersion,
+    fold, fold_as, fold_from, fold_owned, fold_text, get_decision, known_event_types,
+    ExecutionState, FoldVersion,
 };
+pub use json::Json;
 pub use snapshot::{normalize_snapshot_state, SnapshotRecord};
 pub use versions::*;

@@ -175,8 +175,8 @@ fn fold_05_proto_keys_dropped_at_every_depth() {
     assert!(!bytes.contains("__proto__"), "{bytes}");
     let cleaned = json!({"a": {"b": {"c": [ {"d": 3} ]}}});
     assert_eq!(var(&state, keys::INPUT), Some(&cleaned));
-    assert_eq!(state.frames["s"].output, Some(cleaned.clone()));
-    assert_eq!(get_decision(&state, "d"), Some(&cleaned));
+    assert_eq!(state.frames["s"].output, Some(cleaned.clone().into()));
+    assert_eq!(get_decision(&state, "d"), Some(cleaned.clone()));
     assert_eq!(state.resume_payloads(), &[cleaned]);
     // GAP-11: the fold goes on and reports what it dropped.
     assert_eq!(state.status, Status::Running);
@@ -402,7 +402,7 @@ fn fold_16_typed_step_failure_folds_channel_and_payload() {
     ]));
     let f = &typed.frames["a"];
     assert_eq!(f.error_channel.as_deref(), Some("notFound"));
-    assert_eq!(f.error_payload, Some(json!({"id": 7})));
+    assert_eq!(f.error_payload, Some(json!({"id": 7}).into()));
     // The same log without channel/payload differs only by those two keys.
     let untyped = fold(&log(vec![
         started(),
@@ -431,7 +431,14 @@ fn fold_17_context_and_policy_copied_verbatim() {
             json!({"id": "d", "choice": "a", "context": ctx, "policy": pol}),
         ),
     ]));
-    let entry = s.variables.decisions.as_ref().unwrap().get("d").unwrap();
+    let entry = s
+        .variables
+        .decisions
+        .as_ref()
+        .unwrap()
+        .get("d")
+        .unwrap()
+        .to_value();
     assert_eq!(entry["context"], ctx);
     assert_eq!(entry["policy"], pol);
 }
@@ -444,7 +451,7 @@ fn fold_18_get_decision_returns_only_the_choice() {
     ]));
     let entry = s.variables.decisions.as_ref().unwrap().get("d").unwrap();
     assert!(entry.get("seq").is_some() && entry.get("innerSteps").is_some());
-    assert_eq!(get_decision(&s, "d"), Some(&json!({"model": "m1"})));
+    assert_eq!(get_decision(&s, "d"), Some(json!({"model": "m1"})));
     assert_eq!(get_decision(&s, "missing"), None);
 }
 
@@ -812,7 +819,13 @@ fn fold_35_inner_steps_only_when_stamped_and_to_code_hash_accepted() {
         .is_none());
     let k = fold(&log(vec![started(), d.kernel()]));
     assert_eq!(
-        k.variables.decisions.as_ref().unwrap().get("d").unwrap()["innerSteps"],
+        k.variables
+            .decisions
+            .as_ref()
+            .unwrap()
+            .get("d")
+            .unwrap()
+            .to_value()["innerSteps"],
         json!(["s1"])
     );
     let m = fold(&log(vec![
@@ -851,7 +864,14 @@ fn fold_38_decision_seq_is_first_envelope_sequence() {
         step_started("x"),
         ev("DECISION_RECORDED", json!({"id": "d", "choice": "b"})),
     ]));
-    let entry = s.variables.decisions.as_ref().unwrap().get("d").unwrap();
+    let entry = s
+        .variables
+        .decisions
+        .as_ref()
+        .unwrap()
+        .get("d")
+        .unwrap()
+        .to_value();
     assert_eq!(
         entry["seq"],
         json!(1),
@@ -875,7 +895,7 @@ fn fold_39_seq_is_not_a_replay_input() {
         .decisions
         .as_mut()
         .unwrap()
-        .insert("d".into(), entry);
+        .insert("d".into(), entry.into());
     assert_eq!(get_decision(&stamped, "d"), get_decision(&legacy, "d"));
 }
 
@@ -1112,7 +1132,7 @@ fn fold_48_settled_frames_drop_input_retrying_keeps_it() {
         step_started("a"),
         ev("STEP_RETRYING", json!({"stepId": "a", "attempt": 2})),
     ]));
-    assert_eq!(r.frames["a"].input, Some(json!({"x": "a"})));
+    assert_eq!(r.frames["a"].input, Some(json!({"x": "a"}).into()));
     let v25 = fold_as(
         FoldVersion::from_minor(25).unwrap(),
         &ExecutionState::new(),
@@ -1124,7 +1144,7 @@ fn fold_48_settled_frames_drop_input_retrying_keeps_it() {
     );
     assert_eq!(
         v25.frames["a"].input,
-        Some(json!({"x": "a"})),
+        Some(json!({"x": "a"}).into()),
         "1.25 kept the settled input"
     );
 }

@@ -238,7 +238,7 @@ fn ingress_34_verdict_without_its_indoubt_fact_is_not_honoured() {
     let s = fold(&read(&r2, "e"));
     assert_eq!(
         s.frames["pay"].output,
-        Some(json!("live")),
+        Some(json!("live").into()),
         "the forged verdict decided the step"
     );
 }

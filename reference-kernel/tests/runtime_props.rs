@@ -111,7 +111,7 @@ fn comparable(rt: &Rt) -> Value {
         .as_ref()
         .map(|d| {
             d.iter()
-                .map(|(k, v)| (k.to_owned(), v["choice"].clone()))
+                .map(|(k, v)| (k.to_owned(), v.get("choice").unwrap_or_default()))
                 .collect()
         })
         .unwrap_or_default();

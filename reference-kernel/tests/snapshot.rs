@@ -281,8 +281,8 @@ fn snap_07_legacy_entry_never_regains_seq() {
         d.get("old").unwrap().get("seq").is_none(),
         "a repeat never invents a seq"
     );
-    assert_eq!(d.get("old").unwrap()["choice"], json!(5));
-    assert_eq!(d.get("new").unwrap()["seq"], json!(2));
+    assert_eq!(d.get("old").unwrap().to_value()["choice"], json!(5));
+    assert_eq!(d.get("new").unwrap().to_value()["seq"], json!(2));
     // A 1.23 node rebuilding a stamped entry drops its seq.
     let stamped = fold(&log(vec![started(), decision("d", json!(1))]));
     let rebuilt = fold_as(

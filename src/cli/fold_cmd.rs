@@ -3,7 +3,7 @@
 use super::{read_input, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use clap::Args;
 use loom_kernel::envelope::{check_sequences, for_each_envelope};
-use loom_kernel::fold::{fold_with_diagnostics, ExecutionState, FoldVersion, Folder};
+use loom_kernel::fold::{fold_text_observed, fold_with_diagnostics, ExecutionState, FoldVersion};
 use loom_kernel::ingress::legacy_answer_warnings;
 use loom_kernel::verify::{verify_snapshots, Mode};
 use loom_kernel::EventEnvelope;
@@ -142,42 +142,42 @@ struct LogScan {
 }
 
 impl LogScan {
-    fn see(&mut self, e: &EventEnvelope) {
+    fn see(&mut self, execution_id: &str, event_type: &str, sequence: u64) {
         let i = self.seen;
         self.seen += 1;
         let Some((first_sequence, first_execution)) = &self.first else {
-            self.first = Some((e.sequence, e.execution_id.clone()));
-            self.previous_sequence = e.sequence;
-            self.starts_with_start = e.event_type == "EXECUTION_STARTED";
+            self.first = Some((sequence, execution_id.to_owned()));
+            self.previous_sequence = sequence;
+            self.starts_with_start = event_type == "EXECUTION_STARTED";
             return;
         };
-        if self.break_in_order.is_none() && e.sequence != first_sequence + i as u64 {
+        if self.break_in_order.is_none() && sequence != first_sequence + i as u64 {
             let before = self.previous_sequence;
-            let what = if e.sequence > before + 1 {
+            let what = if sequence > before + 1 {
                 format!(
                     "a gap: sequence {} follows {before} (missing {}..{})",
-                    e.sequence,
+                    sequence,
                     before + 1,
-                    e.sequence - 1
+                    sequence - 1
                 )
             } else {
                 format!(
                     "sequence {} follows {before}: repeated or out of order",
-                    e.sequence
+                    sequence
                 )
             };
             self.break_in_order = Some((i, what));
         }
-        if e.execution_id != *first_execution {
+        if execution_id != *first_execution {
             self.other_executions += 1;
             if self.other_execution.is_none() {
-                self.other_execution = Some((i, e.execution_id.clone()));
+                self.other_execution = Some((i, execution_id.to_owned()));
             }
         }
-        if self.later_start.is_none() && e.event_type == "EXECUTION_STARTED" {
-            self.later_start = Some((i, e.sequence));
+        if self.later_start.is_none() && event_type == "EXECUTION_STARTED" {
+            self.later_start = Some((i, sequence));
         }
-        self.previous_sequence = e.sequence;
+        self.previous_sequence = sequence;
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -216,20 +216,19 @@ pub fn fold(args: FoldArgs) -> u8 {
         let text = read_input(&args.file).map_err(|e| (EXIT_USAGE, e))?;
         let mut diags = Vec::new();
         let mut scan = LogScan::default();
-        let mut folder = Folder::new(ExecutionState::new(), v, &mut diags);
-        for_each_envelope(&text, &mut |e| {
-            scan.see(&e);
-            folder.push(e);
-            Ok(())
-        })
-        .map_err(|e| {
-            (
-                EXIT_USAGE,
-                format!("{}: {e}\n  hint: {}", args.file, e.hint()),
-            )
-        })?;
+        // The text path: envelopes read where they lie, the hot kinds folded from their
+        // raw payloads (the same state, diagnostics and errors as decoding first).
+        let (state, _) =
+            fold_text_observed(ExecutionState::new(), &text, v, &mut diags, &mut |e| {
+                scan.see(e.execution_id, e.event_type, e.sequence)
+            })
+            .map_err(|e| {
+                (
+                    EXIT_USAGE,
+                    format!("{}: {e}\n  hint: {}", args.file, e.hint()),
+                )
+            })?;
         drop(text);
-        let state = folder.finish();
         if scan.first.is_none() {
             eprintln!(
                 "warning: {} holds no envelope: nothing was folded, and the state below is the initial state (exit status 0; `loom verify-log` fails an empty log)",

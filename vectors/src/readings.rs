@@ -579,7 +579,7 @@ fn after_fold(
                                 "output" => &mut frame.output,
                                 _ => &mut frame.error,
                             };
-                            if slot.as_ref() == Some(&Value::Null) {
+                            if slot.as_ref().is_some_and(loom_kernel::Json::is_null) {
                                 *slot = None;
                             }
                         }

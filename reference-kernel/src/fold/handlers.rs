@@ -6,6 +6,7 @@ use super::{
     FoldVersion, DIVERGED_GATE, INDOUBT_GATE, PROTO_KEY,
 };
 use crate::envelope::EventEnvelope;
+use crate::json::Json;
 use crate::limits::{QUARANTINED_ENTRIES_MAX, RESOURCE_CUSTOM_KEYS_MAX};
 use serde_json::{Map, Value};
 
@@ -63,50 +64,65 @@ pub(super) fn apply(
         event_type,
         sequence,
         timestamp_ms,
-        mut payload,
+        payload,
         metadata,
         ..
     } = event;
+    let head = Head {
+        event_type: &event_type,
+        sequence,
+        timestamp_ms,
+        index,
+    };
+    apply_parts(state, head, payload, metadata.as_ref(), v, sink);
+}
+
+/// An envelope's fields other than its payload and metadata, as the handlers read them.
+#[derive(Clone, Copy)]
+pub(super) struct Head<'a> {
+    pub event_type: &'a str,
+    pub sequence: u64,
+    pub timestamp_ms: i64,
+    /// The envelope's position in the folded log, for diagnostics.
+    pub index: usize,
+}
+
+/// [`apply`] of an envelope given in parts: the envelope's identity strings are not
+/// needed, so the text path (`raw`) calls this without building them.
+pub(super) fn apply_parts(
+    state: &mut ExecutionState,
+    head: Head<'_>,
+    mut payload: Value,
+    metadata: Option<&Map<String, Value>>,
+    v: FoldVersion,
+    sink: &mut dyn DiagnosticSink,
+) {
+    let Head {
+        event_type,
+        sequence,
+        timestamp_ms,
+        index,
+    } = head;
     let mut cx = Ctx {
         index,
         sequence,
-        event_type: &event_type,
+        event_type,
         sink,
     };
     let kernel = matches!(
-        metadata.as_ref().and_then(|m| m.get("kernel")),
+        metadata.and_then(|m| m.get("kernel")),
         Some(Value::Bool(true))
     );
 
     // FOLD-19: a stamp counts on ANY envelope, known kind or not.
     let mut acted = false;
     if v.has(19) {
-        if let Some(Value::String(d)) = metadata.as_ref().and_then(|m| m.get("flowEmit")) {
-            if d != PROTO_KEY {
-                let counts = state.variables.object_mut(keys::FLOW_EMITS);
-                // One walk of the counts (an entry): a long log stamps a new digest per
-                // turn, so the map grows with the log. The digest's copy is cheaper than
-                // a second walk.
-                match counts.entry(d.clone()) {
-                    // Saturating, as every counter below: a count or attempt at u64::MAX (a
-                    // hostile payload or snapshot) stays there instead of overflowing, so
-                    // debug and release builds fold alike. Its double, 2^64, is also
-                    // what a JavaScript kernel's `n + 1` gives (decision 0002: numbers
-                    // compare as doubles).
-                    serde_json::map::Entry::Occupied(mut slot) => {
-                        let n = slot.get().as_u64().unwrap_or(0).saturating_add(1);
-                        slot.insert(Value::from(n));
-                    }
-                    serde_json::map::Entry::Vacant(slot) => {
-                        slot.insert(Value::from(1u64));
-                    }
-                }
-                acted = true;
-            }
+        if let Some(Value::String(d)) = metadata.and_then(|m| m.get("flowEmit")) {
+            acted = count_flow_emit(state, d);
         }
     }
 
-    if !is_known_event_type(&event_type) {
+    if !is_known_event_type(event_type) {
         // FOLD-04: an unknown kind is inert.
         if acted {
             bookkeep(state, sequence, timestamp_ms);
@@ -119,8 +135,8 @@ pub(super) fn apply(
         cx.report(DiagnosticKind::ProtoKeysDropped(dropped));
     }
 
-    let meta = metadata.as_ref();
-    let outcome = match event_type.as_str() {
+    let meta = metadata;
+    let outcome = match event_type {
         "EXECUTION_STARTED" => execution_started(state, payload, timestamp_ms, meta, v),
         "EXECUTION_SUSPENDED" => execution_suspended(state, payload, v),
         "EXECUTION_RESUMED" => execution_resumed(state, payload, kernel, v),
@@ -172,7 +188,32 @@ pub(super) fn apply(
     }
 }
 
-fn bookkeep(state: &mut ExecutionState, sequence: u64, timestamp_ms: i64) {
+/// Counts a `metadata.flowEmit` stamp of digest `d` (FOLD-19); whether it counted (a
+/// `__proto__` digest does not).
+pub(super) fn count_flow_emit(state: &mut ExecutionState, d: &str) -> bool {
+    if d == PROTO_KEY {
+        return false;
+    }
+    let counts = state.variables.object_mut(keys::FLOW_EMITS);
+    // One walk of the counts (an entry): a long log stamps a new digest per turn, so the
+    // map grows with the log. The digest's copy is cheaper than a second walk.
+    match counts.entry(d.to_owned()) {
+        // Saturating, as every counter below: a count or attempt at u64::MAX (a hostile
+        // payload or snapshot) stays there instead of overflowing, so debug and release
+        // builds fold alike. Its double, 2^64, is also what a JavaScript kernel's `n + 1`
+        // gives (decision 0002: numbers compare as doubles).
+        serde_json::map::Entry::Occupied(mut slot) => {
+            let n = slot.get().as_u64().unwrap_or(0).saturating_add(1);
+            slot.insert(Value::from(n));
+        }
+        serde_json::map::Entry::Vacant(slot) => {
+            slot.insert(Value::from(1u64));
+        }
+    }
+    true
+}
+
+pub(super) fn bookkeep(state: &mut ExecutionState, sequence: u64, timestamp_ms: i64) {
     state.sequence = Some(sequence);
     state.updated_at = Some(timestamp_ms);
 }
@@ -206,6 +247,11 @@ pub fn scrub_proto(value: &mut Value) -> usize {
         Value::Array(items) => items.iter_mut().map(scrub_proto).sum(),
         _ => 0,
     }
+}
+
+/// A payload field the state keeps, as compact text (`null` when absent).
+fn kept(field: Option<Value>) -> Json {
+    field.as_ref().map_or_else(Json::null, Json::from_value)
 }
 
 fn invalid(why: impl Into<String>) -> Outcome {
@@ -479,7 +525,7 @@ fn step_started(state: &mut ExecutionState, payload: Value) -> Outcome {
     let mut frame = Frame::new(FrameStatus::Running, 0);
     frame.tool_id = m.get("toolId").and_then(Value::as_str).map(str::to_owned);
     frame.kind = m.get("kind").and_then(Value::as_str).map(str::to_owned);
-    frame.input = Some(m.remove("input").unwrap_or(Value::Null));
+    frame.input = Some(kept(m.remove("input")));
     // One walk of the frame map (an entry, not a lookup and then an insert): in a long
     // log with a step per turn the map holds every step, and each walk is a chain of
     // cache misses over string keys (docs/performance.md, "Parse + fold").
@@ -528,13 +574,13 @@ fn step_settled(
     frame.error_channel = None;
     frame.error_payload = None;
     match status {
-        FrameStatus::Completed => frame.output = Some(m.remove("output").unwrap_or(Value::Null)),
+        FrameStatus::Completed => frame.output = Some(kept(m.remove("output"))),
         FrameStatus::Failed => {
-            frame.error = Some(m.remove("error").unwrap_or(Value::Null));
+            frame.error = Some(kept(m.remove("error")));
             if v.has(17) {
                 if let Some(Value::String(channel)) = m.remove("channel") {
                     frame.error_channel = Some(channel);
-                    frame.error_payload = Some(m.remove("payload").unwrap_or(Value::Null));
+                    frame.error_payload = Some(kept(m.remove("payload")));
                 }
             }
         }
@@ -608,14 +654,14 @@ fn decision_recorded(
             // FOLD-38: the FIRST envelope's sequence; a repeat keeps it, and a legacy
             // entry without one never gains one (SNAP-07).
             let seq = match prev {
-                Some(prev) => prev.get("seq").cloned(),
+                Some(prev) => prev.get("seq"),
                 None => Some(Value::from(sequence)),
             };
             if let Some(seq) = seq {
                 entry.insert("seq".into(), seq);
             }
         }
-        Value::Object(entry)
+        Json::from_value(&Value::Object(entry))
     });
     Outcome::Acted
 }

@@ -17,6 +17,7 @@
 
 pub mod footprint;
 mod handlers;
+mod raw;
 pub mod state;
 
 /// Constants the handlers define that other kernel modules share.
@@ -26,7 +27,9 @@ pub mod handlers_api {
 
 pub use state::{keys, DecisionMap, ExecutionState, Frame, FrameStatus, Status, Variables};
 
-use crate::envelope::EventEnvelope;
+use crate::envelope::{
+    decode_line, for_each_envelope, EnvelopeError, EventEnvelope, RawEnvelope, UTF8_BOM,
+};
 use crate::versions::{SemVer, EVENT_SCHEMA_VERSION};
 use serde_json::Value;
 
@@ -263,6 +266,85 @@ pub fn fold_with_diagnostics(
     (state, diags)
 }
 
+/// Folds a log given as text (JSON lines or a JSON array, as [`crate::decode_log`]
+/// reads it) onto `state`: the same state, diagnostics and decoding errors as
+/// `decode_log` and then [`fold_versioned`], without holding the envelopes and, for the
+/// kinds a long log is made of, without building their payloads as trees (the kept
+/// values go into the state as compact text). Returns the state and the number of
+/// envelopes.
+pub fn fold_text(
+    state: ExecutionState,
+    text: &str,
+    version: FoldVersion,
+    sink: &mut dyn DiagnosticSink,
+) -> Result<(ExecutionState, usize), EnvelopeError> {
+    fold_text_observed(state, text, version, sink, &mut |_| {})
+}
+
+fn seen(e: &EventEnvelope) -> Seen<'_> {
+    Seen {
+        execution_id: &e.execution_id,
+        event_type: &e.event_type,
+        sequence: e.sequence,
+    }
+}
+
+/// Who an envelope is, as [`fold_text_observed`] shows each one it folds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen<'a> {
+    /// `executionId`.
+    pub execution_id: &'a str,
+    /// `eventType`.
+    pub event_type: &'a str,
+    /// `sequence`.
+    pub sequence: u64,
+}
+
+/// [`fold_text`], showing `observe` each envelope as it is folded, in log order (`loom
+/// fold` judges the log's order and executions as it goes).
+pub fn fold_text_observed(
+    state: ExecutionState,
+    text: &str,
+    version: FoldVersion,
+    sink: &mut dyn DiagnosticSink,
+    observe: &mut dyn FnMut(Seen<'_>),
+) -> Result<(ExecutionState, usize), EnvelopeError> {
+    let mut folder = Folder::new(state, version, sink);
+    let body = text.strip_prefix(UTF8_BOM).unwrap_or(text);
+    if body.trim_start().starts_with('[') {
+        for_each_envelope(text, &mut |e| {
+            observe(seen(&e));
+            folder.push(e);
+            Ok(())
+        })?;
+    } else {
+        let mut lines = body.lines().enumerate().peekable();
+        while let Some((i, line)) = lines.next() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if let Some(raw) = RawEnvelope::read(line) {
+                // A line read raw always parses again; were it ever not to, the strict
+                // decoder below takes it.
+                if folder.push_raw(&raw).is_ok() {
+                    observe(Seen {
+                        execution_id: &raw.execution_id,
+                        event_type: &raw.event_type,
+                        sequence: raw.sequence,
+                    });
+                    continue;
+                }
+            }
+            let more = lines.peek().is_some();
+            let e = decode_line(line, folder.pushed(), i + 1, more)?;
+            observe(seen(&e));
+            folder.push(e);
+        }
+    }
+    let n = folder.pushed();
+    Ok((folder.finish(), n))
+}
+
 /// Receives diagnostics during a fold.
 pub trait DiagnosticSink {
     /// Records one diagnostic.
@@ -334,6 +416,23 @@ impl<'s> Folder<'s> {
         self.next_index += 1;
     }
 
+    /// Folds the next envelope from the log text it was read from, without building
+    /// its payload where the fold does not need to (`fold_text`): the same state and
+    /// diagnostics as [`Folder::push`] of its owned envelope. `Err` (nothing folded)
+    /// only when its raw text does not decode, which a [`RawEnvelope::read`] result
+    /// always does.
+    pub fn push_raw(&mut self, raw: &RawEnvelope<'_>) -> Result<(), serde_json::Error> {
+        raw::apply_raw(
+            &mut self.state,
+            raw,
+            self.next_index,
+            self.version,
+            self.sink,
+        )?;
+        self.next_index += 1;
+        Ok(())
+    }
+
     /// The state so far.
     pub fn state(&self) -> &ExecutionState {
         &self.state
@@ -352,7 +451,7 @@ impl<'s> Folder<'s> {
 
 /// `getDecision`: the recorded choice for a decision id, and nothing else (FOLD-18).
 /// `context`, `policy`, `seq` and `innerSteps` are never returned.
-pub fn get_decision<'a>(state: &'a ExecutionState, id: &str) -> Option<&'a Value> {
+pub fn get_decision(state: &ExecutionState, id: &str) -> Option<Value> {
     state.variables.decisions.as_ref()?.get(id)?.get("choice")
 }
 
@@ -369,7 +468,7 @@ pub fn evidence_order(state: &ExecutionState) -> Vec<String> {
         decisions
             .get(id)
             .and_then(|e| e.get("seq"))
-            .and_then(Value::as_u64)
+            .and_then(|s| s.as_u64())
     };
     let mut leading: Vec<String> = Vec::new();
     // (seq, map position, id, followers)

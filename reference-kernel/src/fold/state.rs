@@ -3,6 +3,7 @@
 //! names. Every map is ordered, so iteration never depends on hashing.
 
 use crate::canonical::utf16_cmp;
+use crate::json::Json;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -102,21 +103,21 @@ pub struct Frame {
         deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
-    pub input: Option<Value>,
+    pub input: Option<Json>,
     /// Recorded output of a completed task (served on replay).
     #[serde(
         default,
         deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
-    pub output: Option<Value>,
+    pub output: Option<Json>,
     /// Recorded error of a failed task.
     #[serde(
         default,
         deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
-    pub error: Option<Value>,
+    pub error: Option<Json>,
     /// Typed-failure channel (1.17.0, FOLD-16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_channel: Option<String>,
@@ -126,7 +127,7 @@ pub struct Frame {
         deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
-    pub error_payload: Option<Value>,
+    pub error_payload: Option<Json>,
     /// Fields a snapshot carried that this fold does not write; kept as they were.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
@@ -134,8 +135,8 @@ pub struct Frame {
 
 /// A present field is `Some`, even when its value is JSON `null` (a completed step
 /// whose output is `null` keeps `"output": null` through a snapshot).
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Json>, D::Error> {
+    Json::deserialize(d).map(Some)
 }
 
 impl Frame {
@@ -161,7 +162,7 @@ impl Frame {
 /// only matters for legacy entries without one (SNAP-08).
 #[derive(Debug, Clone, Default)]
 pub struct DecisionMap {
-    entries: Vec<(String, Value)>,
+    entries: Vec<(String, Json)>,
     index: BTreeMap<String, usize>,
 }
 
@@ -175,19 +176,19 @@ impl PartialEq for DecisionMap {
 
 impl DecisionMap {
     /// The entry for a decision id.
-    pub fn get(&self, id: &str) -> Option<&Value> {
+    pub fn get(&self, id: &str) -> Option<&Json> {
         self.index.get(id).map(|&i| &self.entries[i].1)
     }
 
     /// Inserts or replaces, keeping the key's first position.
-    pub fn insert(&mut self, id: String, entry: Value) {
+    pub fn insert(&mut self, id: String, entry: Json) {
         self.upsert(id, |_| entry);
     }
 
     /// Inserts or replaces the entry for `id` with what `make` builds from the entry
     /// it replaces (`None` for a new id), keeping the key's first position: one walk
     /// of the index, where a lookup and then an insert were two (and a copy of the id).
-    pub fn upsert(&mut self, id: String, make: impl FnOnce(Option<&Value>) -> Value) {
+    pub fn upsert(&mut self, id: String, make: impl FnOnce(Option<&Json>) -> Json) {
         match self.index.entry(id) {
             std::collections::btree_map::Entry::Occupied(slot) => {
                 let i = *slot.get();
@@ -203,7 +204,7 @@ impl DecisionMap {
     }
 
     /// Entries in map order (insertion or document order).
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Json)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
@@ -268,7 +269,7 @@ impl<'de> Deserialize<'de> for DecisionMap {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<DecisionMap, A::Error> {
                 let mut out = DecisionMap::default();
-                while let Some((k, v)) = m.next_entry::<String, Value>()? {
+                while let Some((k, v)) = m.next_entry::<String, Json>()? {
                     out.insert(k, v);
                 }
                 Ok(out)

@@ -227,8 +227,8 @@ fn validate_decision(
         // Choices are JSON values: equal as canonical JSON, whatever the spelling
         // (`1.0` is `1`, keys in any order), as the fold and every digest compare them.
         let same = match (existing.get("choice"), m.get("choice")) {
-            (Some(a), Some(b)) => crate::canonical_string(a) == crate::canonical_string(b),
-            (a, b) => a == b,
+            (Some(a), Some(b)) => crate::canonical_string(&a) == crate::canonical_string(b),
+            (a, b) => a.as_ref() == b,
         };
         if !same {
             return refuse(EmitRefusal::ChoiceChange, format!("decision `{folded_id}` is already recorded with a different choice (INGRESS-31)"));

@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
+use crate::json::Json;
 use serde_json::{json, Map, Value};
 
 use super::effects::{Effect, EffectCall, EffectOutcome, EffectResult, ScriptedEffect};
@@ -739,23 +740,27 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
             }
             match f.status {
                 // REPLAY-02: a completed task is served; its effect never runs again.
-                FrameStatus::Completed => return Ok(f.output.clone().unwrap_or(Value::Null)),
+                FrameStatus::Completed => {
+                    return Ok(f.output.as_ref().map_or(Value::Null, Json::to_value))
+                }
                 // TYPED-09/10: substitution, zero events, zero middleware, zero calls.
                 FrameStatus::Failed if f.error_channel.is_some() => {
                     return Err(Stop::Error(FlowError {
                         message: f
                             .error
                             .as_ref()
+                            .map(Json::to_value)
+                            .as_ref()
                             .and_then(Value::as_str)
                             .unwrap_or("TypedFailure")
                             .to_owned(),
                         channel: f.error_channel.clone(),
-                        payload: Some(f.error_payload.clone().unwrap_or(Value::Null)),
+                        payload: Some(f.error_payload.as_ref().map_or(Value::Null, Json::to_value)),
                     }))
                 }
                 FrameStatus::Indoubt => {
                     let vid = verdict_decision_id(&s.step_id, f.attempt);
-                    let verdict = get_decision(&self.st().state, &vid).cloned();
+                    let verdict = get_decision(&self.st().state, &vid);
                     match verdict
                         .as_ref()
                         .and_then(|v| v.get("outcome"))
@@ -1099,7 +1104,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
             .filter(|f| f.status == FrameStatus::Completed)
         {
             let _ = self.take_answer();
-            return Ok(f.output.clone().unwrap_or(Value::Null));
+            return Ok(f.output.as_ref().map_or(Value::Null, Json::to_value));
         }
         if let Some(answer) = self.take_answer() {
             if frame.is_none() {
@@ -1371,14 +1376,14 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
             RefRoot::Input => st.state.variables.get(keys::INPUT).cloned(),
             RefRoot::Step(id, field) => {
                 st.state.frames.get(id).and_then(|f| match field.as_str() {
-                    "output" => f.output.clone(),
-                    "error" => f.error.clone(),
+                    "output" => f.output.as_ref().map(Json::to_value),
+                    "error" => f.error.as_ref().map(Json::to_value),
                     "errorChannel" => f.error_channel.clone().map(Value::String),
-                    "errorPayload" => f.error_payload.clone(),
+                    "errorPayload" => f.error_payload.as_ref().map(Json::to_value),
                     _ => serde_json::to_value(f.status).ok(),
                 })
             }
-            RefRoot::Decision(id) => get_decision(&st.state, id).cloned(),
+            RefRoot::Decision(id) => get_decision(&st.state, id),
             RefRoot::Var(name) => st.vars.get(name).cloned(),
             RefRoot::Resume(n) => st.state.resume_payloads().get(*n).cloned(),
         }

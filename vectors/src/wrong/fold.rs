@@ -366,9 +366,9 @@ pub(crate) fn after_fold(
                 .is_none_or(|d| d.get(id).is_none());
             if fresh && PROTOTYPE_NAMES.contains(&id) {
                 if let Some(d) = state.variables.decisions.as_mut() {
-                    if let Some(Value::Object(mut entry)) = d.get(id).cloned() {
+                    if let Some(Value::Object(mut entry)) = d.get(id).map(|j| j.to_value()) {
                         entry.remove("seq");
-                        d.insert(id.to_owned(), Value::Object(entry));
+                        d.insert(id.to_owned(), Value::Object(entry).into());
                     }
                 }
             }
@@ -582,9 +582,9 @@ pub(crate) fn after_fold(
 
 fn set_seq(state: &mut ExecutionState, id: &str, seq: u64) {
     if let Some(d) = state.variables.decisions.as_mut() {
-        if let Some(Value::Object(mut entry)) = d.get(id).cloned() {
+        if let Some(Value::Object(mut entry)) = d.get(id).map(|j| j.to_value()) {
             entry.insert("seq".into(), Value::from(seq));
-            d.insert(id.to_owned(), Value::Object(entry));
+            d.insert(id.to_owned(), Value::Object(entry).into());
         }
     }
 }
@@ -650,7 +650,7 @@ pub fn normalized(bug: Option<Bug>, record: &SnapshotRecord) -> Result<Execution
                     .cloned();
                 if frame.status.is_settled() && frame.status != FrameStatus::Running {
                     if let Some(input) = input {
-                        frame.input = Some(input);
+                        frame.input = Some(input.into());
                     }
                 }
             }
@@ -661,10 +661,10 @@ pub fn normalized(bug: Option<Bug>, record: &SnapshotRecord) -> Result<Execution
             if let Some(d) = state.variables.decisions.as_mut() {
                 let ids: Vec<String> = d.iter().map(|(id, _)| id.to_owned()).collect();
                 for id in ids {
-                    if let Some(Value::Object(mut entry)) = d.get(&id).cloned() {
+                    if let Some(Value::Object(mut entry)) = d.get(&id).map(|j| j.to_value()) {
                         if !entry.contains_key("seq") {
                             entry.insert("seq".into(), Value::from(record.sequence));
-                            d.insert(id, Value::Object(entry));
+                            d.insert(id, Value::Object(entry).into());
                         }
                     }
                 }

@@ -1,0 +1,360 @@
+//! The fold's text path: envelopes read where they lie in the log text
+//! ([`RawEnvelope`]), the hot kinds folded from their payload's raw JSON without
+//! building a `Value` tree, the kept values stored as compact text ([`Json`]).
+//!
+//! It is a fast path of the one fold in `handlers`, not a second fold: each handler here
+//! takes an envelope only when it can act exactly as `handlers::apply` would, and hands
+//! every other envelope (an unusual payload, a `__proto__` key anywhere in it, a kind
+//! without a handler here) to `handlers::apply` as the owned envelope the strict decoder
+//! gives. The property `fold_text(text) == fold(decode_log(text))`, diagnostics
+//! included, holds it to that (tests/fold_text.rs, and the `fold_text` fuzz target).
+
+use super::handlers::{apply_parts, bookkeep, count_flow_emit, Head};
+use super::state::{keys, Frame, FrameStatus, Status};
+use super::{is_known_event_type, DiagnosticSink, ExecutionState, FoldVersion, PROTO_KEY};
+use crate::envelope::RawEnvelope;
+use crate::json::Json;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// What a fast handler did: folded the envelope, or left it to the general handler.
+enum Fast {
+    Done,
+    General,
+}
+
+/// Folds one raw envelope: at once when a fast handler takes it, else through the
+/// general handler with its payload (and metadata) built as trees. `Err` (nothing
+/// folded) only when its raw text does not parse, which a `RawEnvelope::read` result
+/// always does.
+pub(super) fn apply_raw(
+    state: &mut ExecutionState,
+    raw: &RawEnvelope<'_>,
+    index: usize,
+    v: FoldVersion,
+    sink: &mut dyn DiagnosticSink,
+) -> Result<(), serde_json::Error> {
+    let kind = raw.event_type.as_ref();
+    let head = Head {
+        event_type: kind,
+        sequence: raw.sequence,
+        timestamp_ms: raw.timestamp_ms,
+        index,
+    };
+    let known = is_known_event_type(kind);
+    if !known {
+        // FOLD-04: an unknown kind is inert and its payload never read; only a
+        // `flowEmit` stamp counts (FOLD-19).
+        if let Some(meta) = raw.metadata.filter(|_| v.has(19)) {
+            match serde_json::from_str::<Stamp>(meta.get()) {
+                Ok(Stamp { flow_emit: Some(d) }) => {
+                    if count_flow_emit(state, &d) {
+                        bookkeep(state, raw.sequence, raw.timestamp_ms);
+                    }
+                }
+                Ok(Stamp { flow_emit: None }) => {}
+                // A repeated or non-string `flowEmit`: as the general handler reads it.
+                Err(_) => {
+                    let meta: Map<String, Value> = serde_json::from_str(meta.get())?;
+                    apply_parts(state, head, Value::Null, Some(&meta), v, sink);
+                }
+            }
+        }
+        return Ok(());
+    }
+    if raw.metadata.is_none() && proto_free(raw.payload) {
+        let done = match kind {
+            "STEP_STARTED" => step_started(state, raw.payload),
+            "STEP_COMPLETED" => step_completed(state, raw.payload, v),
+            "DECISION_RECORDED" => decision_recorded(state, raw.payload, raw.sequence, v),
+            "EXECUTION_SUSPENDED" => execution_suspended(state, raw.payload, v)?,
+            _ => Fast::General,
+        };
+        if let Fast::Done = done {
+            bookkeep(state, raw.sequence, raw.timestamp_ms);
+            return Ok(());
+        }
+    }
+    let payload: Value = serde_json::from_str(raw.payload.get())?;
+    let meta: Option<Map<String, Value>> = raw
+        .metadata
+        .map(|m| serde_json::from_str(m.get()))
+        .transpose()?;
+    apply_parts(state, head, payload, meta.as_ref(), v, sink);
+    Ok(())
+}
+
+/// The one metadata field an unknown kind folds.
+#[derive(Deserialize)]
+struct Stamp<'a> {
+    #[serde(rename = "flowEmit", default, borrow)]
+    flow_emit: Option<Cow<'a, str>>,
+}
+
+/// Whether a payload's text can hold no `__proto__` key at any depth, so the general
+/// handler's scrub would drop nothing and report nothing (FOLD-05). A key spelled with
+/// `\u` escapes could still be one, so any `\u` sends the envelope the general way.
+fn proto_free(payload: &RawValue) -> bool {
+    let text = payload.get();
+    !text.contains(PROTO_KEY) && !text.contains("\\u")
+}
+
+/// A kept field's value as compact text: the raw text itself when it is already in
+/// normal form, else its tree printed (`null` when the field is absent).
+fn kept(raw: Option<&RawValue>) -> Result<Json, ()> {
+    match raw {
+        None => Ok(Json::null()),
+        Some(r) => match Json::from_normal_text(r.get()) {
+            Some(j) => Ok(j),
+            None => serde_json::from_str::<Value>(r.get())
+                .map(|v| Json::from_value(&v))
+                .map_err(drop),
+        },
+    }
+}
+
+/// A usable map key, as `handlers::key_field` reads one: a non-empty string that is
+/// not `__proto__` (anything else is the general handler's to report).
+fn key(s: Cow<'_, str>) -> Option<String> {
+    (!s.is_empty() && s != PROTO_KEY).then(|| s.into_owned())
+}
+
+/// `Value::as_u64` of a raw number: digits only (a float, a negative or a number past
+/// `u64` is not one).
+fn as_u64(raw: Option<&RawValue>) -> Option<u64> {
+    raw.and_then(|r| r.get().parse::<u64>().ok())
+}
+
+/// `Value::as_str` of a raw value, owned.
+fn as_string(raw: Option<&RawValue>) -> Option<String> {
+    let r = raw?;
+    if !r.get().starts_with('"') {
+        return None;
+    }
+    serde_json::from_str::<Cow<'_, str>>(r.get())
+        .ok()
+        .map(Cow::into_owned)
+}
+
+/// Reads a payload object into `T`; `None` when it is not an object or a field `T`
+/// names is missing, repeated or of another type (the general handler decides those).
+fn payload<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+    if !raw.get().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(raw.get()).ok()
+}
+
+#[derive(Deserialize)]
+struct StepStarted<'a> {
+    #[serde(rename = "stepId", borrow)]
+    step_id: Cow<'a, str>,
+    #[serde(default, borrow, rename = "toolId")]
+    tool_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    kind: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    attempt: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    input: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+fn step_started(state: &mut ExecutionState, raw: &RawValue) -> Fast {
+    let Some(p) = payload::<StepStarted>(raw) else {
+        return Fast::General;
+    };
+    let (Some(step_id), Ok(input)) = (key(p.step_id), kept(p.input)) else {
+        return Fast::General;
+    };
+    let explicit = as_u64(p.attempt);
+    let mut frame = Frame::new(FrameStatus::Running, 0);
+    frame.tool_id = as_string(p.tool_id);
+    frame.kind = as_string(p.kind);
+    frame.input = Some(input);
+    match state.frames.entry(step_id) {
+        std::collections::btree_map::Entry::Occupied(mut slot) => {
+            frame.attempt = explicit.unwrap_or(slot.get().attempt.saturating_add(1));
+            slot.insert(frame);
+        }
+        std::collections::btree_map::Entry::Vacant(slot) => {
+            frame.attempt = explicit.unwrap_or(1);
+            slot.insert(frame);
+        }
+    }
+    Fast::Done
+}
+
+#[derive(Deserialize)]
+struct StepCompleted<'a> {
+    #[serde(rename = "stepId", borrow)]
+    step_id: Cow<'a, str>,
+    #[serde(default, borrow)]
+    output: Option<&'a RawValue>,
+}
+
+fn step_completed(state: &mut ExecutionState, raw: &RawValue, v: FoldVersion) -> Fast {
+    let Some(p) = payload::<StepCompleted>(raw) else {
+        return Fast::General;
+    };
+    let (Some(step_id), Ok(output)) = (key(p.step_id), kept(p.output)) else {
+        return Fast::General;
+    };
+    let status = FrameStatus::Completed;
+    let frame = state
+        .frames
+        .entry(step_id)
+        .or_insert_with(|| Frame::new(status, 1));
+    frame.status = status;
+    frame.output = Some(output);
+    frame.error = None;
+    frame.error_channel = None;
+    frame.error_payload = None;
+    if v.has(26) {
+        frame.input = None;
+    }
+    Fast::Done
+}
+
+#[derive(Deserialize)]
+struct DecisionRecorded<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    choice: &'a RawValue,
+    // Present with `null` is present: the entry keeps `"context": null`.
+    #[serde(default, borrow, deserialize_with = "present")]
+    context: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    policy: Option<&'a RawValue>,
+}
+
+/// Unstamped decisions only (a kernel stamp may add `innerSteps`, and stamps come with
+/// metadata, which takes the general path).
+fn decision_recorded(
+    state: &mut ExecutionState,
+    raw: &RawValue,
+    sequence: u64,
+    v: FoldVersion,
+) -> Fast {
+    let Some(p) = payload::<DecisionRecorded>(raw) else {
+        return Fast::General;
+    };
+    let Some(id) = key(p.id) else {
+        return Fast::General;
+    };
+    // The entry's text in normal form: its keys `choice`, `context`, `policy`, `seq`
+    // are in byte order already, and each value is normal text.
+    let mut parts: Vec<(&str, Json)> = Vec::with_capacity(4);
+    let Ok(choice) = kept(Some(p.choice)) else {
+        return Fast::General;
+    };
+    parts.push(("choice", choice));
+    if v.has(18) {
+        for (name, field) in [("context", p.context), ("policy", p.policy)] {
+            if let Some(f) = field {
+                let Ok(j) = kept(Some(f)) else {
+                    return Fast::General;
+                };
+                parts.push((name, j));
+            }
+        }
+    }
+    let decisions = state
+        .variables
+        .decisions
+        .get_or_insert_with(Default::default);
+    decisions.upsert(id, |prev| {
+        let mut text = String::with_capacity(64);
+        text.push('{');
+        for (i, (name, j)) in parts.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push('"');
+            text.push_str(name);
+            text.push_str("\":");
+            text.push_str(j.as_str());
+        }
+        if v.has(24) {
+            // FOLD-38: the first envelope's sequence; a repeat keeps it, and a legacy
+            // entry without one never gains one (SNAP-07).
+            let seq = match prev {
+                Some(prev) => prev.get("seq").map(|s| Json::from_value(&s)),
+                None => Some(Json::from_value(&Value::from(sequence))),
+            };
+            if let Some(seq) = seq {
+                text.push_str(",\"seq\":");
+                text.push_str(seq.as_str());
+            }
+        }
+        text.push('}');
+        // Built from normal parts in key order, so normal; the fallback keeps the
+        // invariant should that ever not hold.
+        Json::from_normal_text(&text).unwrap_or_else(|| {
+            let v: Value = serde_json::from_str(&text).unwrap_or(Value::Object(Map::new()));
+            Json::from_value(&v)
+        })
+    });
+    Fast::Done
+}
+
+#[derive(Deserialize)]
+struct Suspended<'a> {
+    #[serde(borrow)]
+    on: Cow<'a, str>,
+    #[serde(rename = "wakeAt", default, borrow)]
+    wake_at: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    condition: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    waits: Option<&'a RawValue>,
+}
+
+fn execution_suspended(
+    state: &mut ExecutionState,
+    raw: &RawValue,
+    v: FoldVersion,
+) -> Result<Fast, serde_json::Error> {
+    let Some(p) = payload::<Suspended>(raw) else {
+        return Ok(Fast::General);
+    };
+    if p.on.is_empty() {
+        return Ok(Fast::General);
+    }
+    let mut park = Map::new();
+    park.insert("on".into(), Value::String(p.on.into_owned()));
+    // An integer `wakeAt` (`Value::is_i64 || is_u64`): digits, maybe a minus sign, but
+    // not `-0`, which serde_json reads as a float.
+    if let Some(w) = p.wake_at.filter(|w| {
+        let t = w.get();
+        t != "-0" && (t.parse::<i64>().is_ok() || t.parse::<u64>().is_ok())
+    }) {
+        park.insert("wakeAt".into(), serde_json::from_str(w.get())?);
+    }
+    if let Some(c) = p.condition.filter(|c| c.get().starts_with('{')) {
+        park.insert("condition".into(), serde_json::from_str(c.get())?);
+    }
+    // Every tree is built before the state changes, so an error leaves it as it was.
+    let waits: Option<Value> = match p.waits.filter(|w| w.get().starts_with('[')) {
+        Some(w) => Some(serde_json::from_str(w.get())?),
+        None => None,
+    };
+    state.status = Status::Suspended;
+    state.variables.remove(keys::FAILED_WHILE_PARKED);
+    state.variables.set(keys::SUSPENDED_ON, Value::Object(park));
+    if v.has(23) {
+        match waits {
+            Some(w) => state.variables.set(keys::WAITS, w),
+            None => {
+                state.variables.remove(keys::WAITS);
+            }
+        }
+    }
+    Ok(Fast::Done)
+}

@@ -1,0 +1,374 @@
+//! [`Json`]: a JSON value the folded state keeps as compact text instead of a tree.
+//!
+//! A long log's state holds a value per step (its input until it settles, then its
+//! output or error) and an entry per decision. As `serde_json::Value` trees each object
+//! among them is a `BTreeMap` whose first node alone takes 632 bytes, so the state of a
+//! 10^6-event log held about 790 MB, and allocating, faulting in and freeing that memory
+//! was most of the fold's own time (docs/performance.md, "Parse + fold"). As text each
+//! value is one allocation of its own length.
+//!
+//! The text is always in the *normal form* `serde_json` writes a `Value` in: no
+//! whitespace, object keys in byte order and each key once, integers as plain digits,
+//! other numbers as `serde_json` prints an `f64`, strings escaped as it escapes them. So
+//! a `Json` and the `Value` it stands for convert both ways without loss, the state's
+//! JSON output is byte for byte what it was with trees, and two equal values have equal
+//! text (up to the sign of a floating zero, which [`PartialEq`] handles).
+//!
+//! [`Json::from_normal_text`] takes text that is already in normal form (an event
+//! payload written by a `serde_json`-based writer usually is) without building a tree:
+//! one scan that checks the form and rejects every `__proto__` key, since the fold drops
+//! those (FOLD-05) and a value holding one must go through the tree path that does.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use std::fmt;
+
+/// Deepest nesting [`Json::from_normal_text`] scans; deeper text takes the tree path
+/// (which handles any depth the decoder accepted), so the scan's recursion is bounded.
+pub const NORMAL_SCAN_DEPTH_MAX: usize = 64;
+
+/// A JSON value held as its compact text in `serde_json`'s normal form (module docs).
+#[derive(Clone)]
+pub struct Json(Box<str>);
+
+impl Json {
+    /// `null`.
+    pub fn null() -> Json {
+        Json("null".into())
+    }
+
+    /// The value's normal-form text.
+    pub fn from_value(value: &Value) -> Json {
+        // Printing a `Value` cannot fail: its keys are strings and it holds no
+        // non-finite number.
+        Json(
+            serde_json::to_string(value)
+                .unwrap_or_else(|_| "null".to_owned())
+                .into_boxed_str(),
+        )
+    }
+
+    /// `text` as it is, when it is one JSON value already in normal form with no
+    /// `__proto__` key at any depth; `None` otherwise (then build a `Value` and use
+    /// [`Json::from_value`]).
+    pub fn from_normal_text(text: &str) -> Option<Json> {
+        is_normal(text).then(|| Json(text.into()))
+    }
+
+    /// The text, in normal form.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the value is `null`.
+    pub fn is_null(&self) -> bool {
+        &*self.0 == "null"
+    }
+
+    /// The value as a tree.
+    pub fn to_value(&self) -> Value {
+        let mut de = serde_json::Deserializer::from_str(&self.0);
+        // The text came from a `Value` (or passed the scan), so it parses; a value built
+        // in memory may nest deeper than the parser's default limit of 128.
+        de.disable_recursion_limit();
+        Value::deserialize(&mut de).unwrap_or(Value::Null)
+    }
+
+    /// The value under `key` when this is an object holding it.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        if !self.0.starts_with('{') {
+            return None;
+        }
+        match self.to_value() {
+            Value::Object(mut m) => m.remove(key),
+            _ => None,
+        }
+    }
+}
+
+impl From<Value> for Json {
+    fn from(value: Value) -> Json {
+        Json::from_value(&value)
+    }
+}
+
+impl From<&Value> for Json {
+    fn from(value: &Value) -> Json {
+        Json::from_value(value)
+    }
+}
+
+impl PartialEq for Json {
+    /// Equal as the values they stand for. Normal form makes that equal text, except
+    /// that `0.0` and `-0.0` are equal numbers with different text, so two texts that
+    /// differ and both may hold a float are compared as trees.
+    fn eq(&self, other: &Json) -> bool {
+        let may_hold_float = |s: &str| s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
+        self.0 == other.0
+            || (may_hold_float(&self.0)
+                && may_hold_float(&other.0)
+                && self.to_value() == other.to_value())
+    }
+}
+
+impl PartialEq<Value> for Json {
+    fn eq(&self, other: &Value) -> bool {
+        self.to_value() == *other
+    }
+}
+
+impl fmt::Debug for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Display for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Json {
+    /// As the `Value` it stands for, so every serializer (`serde_json::to_value` as much
+    /// as text) sees what a tree would have given it.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+        Value::deserialize(d).map(|v| Json::from_value(&v))
+    }
+}
+
+/// Whether `text` is exactly one JSON value in normal form, with no `__proto__` key.
+fn is_normal(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut at = 0;
+    value(b, &mut at, 0) && at == b.len()
+}
+
+fn value(b: &[u8], at: &mut usize, depth: usize) -> bool {
+    match b.get(*at) {
+        Some(b'{') => object(b, at, depth + 1),
+        Some(b'[') => array(b, at, depth + 1),
+        Some(b'"') => string(b, at).is_some(),
+        Some(b'-' | b'0'..=b'9') => number(b, at),
+        Some(b't') => literal(b, at, b"true"),
+        Some(b'f') => literal(b, at, b"false"),
+        Some(b'n') => literal(b, at, b"null"),
+        _ => false,
+    }
+}
+
+fn literal(b: &[u8], at: &mut usize, word: &[u8]) -> bool {
+    if b[*at..].starts_with(word) {
+        *at += word.len();
+        true
+    } else {
+        false
+    }
+}
+
+/// A string with no escape at all (`serde_json` writes a string without escapes unless
+/// it holds a quote, a backslash or a control character, which take the tree path);
+/// returns its contents.
+fn string<'a>(b: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+    let start = *at + 1;
+    let len = b[start..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    if b[start + len] != b'"' {
+        return None;
+    }
+    *at = start + len + 1;
+    Some(&b[start..start + len])
+}
+
+/// An integer as `serde_json` prints one it read: no fraction, no exponent, no leading
+/// zero, no `-0`, within `i64` when negative and `u64` otherwise (outside those it reads
+/// an `f64`, which prints with a fraction).
+fn number(b: &[u8], at: &mut usize) -> bool {
+    let start = *at;
+    let negative = b[start] == b'-';
+    let digits_at = start + usize::from(negative);
+    let n = b[digits_at..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if n == 0 || (n > 1 && b[digits_at] == b'0') {
+        return false;
+    }
+    let end = digits_at + n;
+    if matches!(b.get(end), Some(b'.' | b'e' | b'E')) {
+        return false;
+    }
+    // ASCII digits, so the slice is UTF-8.
+    let digits = std::str::from_utf8(&b[start..end]).unwrap_or("x");
+    let fits = if negative {
+        digits.parse::<i64>().is_ok_and(|v| v != 0)
+    } else {
+        digits.parse::<u64>().is_ok()
+    };
+    *at = end;
+    fits
+}
+
+fn array(b: &[u8], at: &mut usize, depth: usize) -> bool {
+    if depth > NORMAL_SCAN_DEPTH_MAX {
+        return false;
+    }
+    *at += 1;
+    if b.get(*at) == Some(&b']') {
+        *at += 1;
+        return true;
+    }
+    loop {
+        if !value(b, at, depth) {
+            return false;
+        }
+        match b.get(*at) {
+            Some(b',') => *at += 1,
+            Some(b']') => {
+                *at += 1;
+                return true;
+            }
+            _ => return false,
+        }
+    }
+}
+
+fn object(b: &[u8], at: &mut usize, depth: usize) -> bool {
+    if depth > NORMAL_SCAN_DEPTH_MAX {
+        return false;
+    }
+    *at += 1;
+    if b.get(*at) == Some(&b'}') {
+        *at += 1;
+        return true;
+    }
+    let mut previous: Option<&[u8]> = None;
+    loop {
+        if b.get(*at) != Some(&b'"') {
+            return false;
+        }
+        let Some(key) = string(b, at) else {
+            return false;
+        };
+        // Keys in strictly rising byte order: the order of a `Value`'s map, and no key
+        // twice (a repeated key in a payload keeps its last value, on the tree path).
+        if previous.is_some_and(|p| p >= key) || key == crate::fold::PROTO_KEY.as_bytes() {
+            return false;
+        }
+        previous = Some(key);
+        if b.get(*at) != Some(&b':') {
+            return false;
+        }
+        *at += 1;
+        if !value(b, at, depth) {
+            return false;
+        }
+        match b.get(*at) {
+            Some(b',') => *at += 1,
+            Some(b'}') => {
+                *at += 1;
+                return true;
+            }
+            _ => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Text a `Value` prints is normal, and is taken as it is.
+    #[test]
+    fn printed_values_are_normal() {
+        for v in [
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(-7),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!("plain é text"),
+            json!([]),
+            json!({}),
+            json!({"a": [1, {"b": null, "c": [true, false]}], "b": "x", "z": {}}),
+        ] {
+            let text = serde_json::to_string(&v).unwrap();
+            let j = Json::from_normal_text(&text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(j.as_str(), text);
+            assert_eq!(j.to_value(), v);
+            assert_eq!(Json::from_value(&v).as_str(), text);
+        }
+    }
+
+    /// Everything that is not normal form, or that holds a `__proto__` key, is refused,
+    /// so the caller builds the tree (which sorts, escapes and scrubs it).
+    #[test]
+    fn text_not_in_normal_form_is_refused() {
+        for text in [
+            "",
+            " 1",
+            "1 ",
+            "{\"b\":1,\"a\":2}",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\": 1}",
+            "[1, 2]",
+            "1.0",
+            "1e3",
+            "-0",
+            "01",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "\"a\\nb\"",
+            "\"\\u0041\"",
+            "{\"__proto__\":1}",
+            "[{\"x\":{\"__proto__\":{}}}]",
+            "tru",
+            "nul",
+            "[1,]",
+            "{\"a\":1,}",
+            "{\"a\"}",
+            "[1]]",
+            "\"open",
+        ] {
+            assert!(Json::from_normal_text(text).is_none(), "{text:?} was taken");
+        }
+        let deep = "[".repeat(NORMAL_SCAN_DEPTH_MAX + 1) + &"]".repeat(NORMAL_SCAN_DEPTH_MAX + 1);
+        assert!(Json::from_normal_text(&deep).is_none());
+        let ok = "[".repeat(NORMAL_SCAN_DEPTH_MAX) + &"]".repeat(NORMAL_SCAN_DEPTH_MAX);
+        assert!(Json::from_normal_text(&ok).is_some());
+    }
+
+    /// Equality is the values': a float zero's sign does not count, as in `Value`.
+    #[test]
+    fn equality_is_the_values() {
+        let (pos, neg) = (
+            Json::from_value(&json!(0.0)),
+            Json::from_value(&json!(-0.0)),
+        );
+        assert_ne!(pos.as_str(), neg.as_str());
+        assert_eq!(pos, neg);
+        assert_eq!(json!(0.0), json!(-0.0));
+        assert_ne!(Json::from_value(&json!(1)), Json::from_value(&json!(1.0)));
+        assert_ne!(json!(1), json!(1.0));
+        assert_eq!(Json::from_value(&json!({"a": 1})), json!({"a": 1}));
+    }
+
+    /// A value nested deeper than the parser's default limit converts back.
+    #[test]
+    fn deep_values_convert_back() {
+        let mut v = json!(1);
+        for _ in 0..300 {
+            v = json!([v]);
+        }
+        assert_eq!(Json::from_value(&v).to_value(), v);
+    }
+}

@@ -1,0 +1,327 @@
+//! FOLD-01: the fold's text path (`fold_text`) gives exactly what `decode_log` and then
+//! the fold of the envelopes give (state, diagnostics, or the decoding error) at every
+//! schema version, over the payload shapes its fast handlers take and every shape they
+//! must hand to the general handler: nulls, repeated and unknown fields, escapes,
+//! `__proto__` keys spelled plainly or with `\u` escapes, floats, non-object payloads,
+//! metadata, and lines the strict decoder refuses.
+
+use loom_kernel::fold::{fold_text, fold_with_diagnostics, FoldVersion};
+use loom_kernel::{decode_log, ExecutionState};
+use proptest::prelude::*;
+
+fn line(seq: usize, kind: &str, payload: &str, meta: Option<&str>) -> String {
+    let meta = meta.map_or(String::new(), |m| format!(",\"metadata\":{m}"));
+    format!(
+        "{{\"id\":\"e{seq}\",\"workflowId\":\"w\",\"executionId\":\"x\",\"eventType\":\"{kind}\",\"sequence\":{seq},\"timestamp\":{},\"payload\":{payload}{meta}}}",
+        1_700_000_000_000u64 + seq as u64
+    )
+}
+
+/// Every version: the text path and the whole-log path agree.
+fn agree(text: &str) {
+    for v in FoldVersion::all() {
+        let whole = decode_log(text)
+            .map(|events| fold_with_diagnostics(v, &ExecutionState::new(), &events));
+        let mut diags = Vec::new();
+        let fast = fold_text(ExecutionState::new(), text, v, &mut diags).map(|(s, _)| (s, diags));
+        match (&whole, &fast) {
+            (Ok((a, da)), Ok((b, db))) => {
+                assert_eq!(
+                    a.canonical(),
+                    b.canonical(),
+                    "{v}: states differ on\n{text}"
+                );
+                assert_eq!(a, b, "{v}: states differ structurally on\n{text}");
+                assert_eq!(da, db, "{v}: diagnostics differ on\n{text}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a, b, "{v}: errors differ on\n{text}"),
+            _ => panic!("{v}: one path failed: {whole:?} vs {fast:?} on\n{text}"),
+        }
+    }
+}
+
+/// Payloads of the hot kinds, and of the kinds around them, that the fast handlers must
+/// fold as the general handler does, or leave to it.
+const PAYLOADS: &[(&str, &str)] = &[
+    (
+        "STEP_STARTED",
+        r#"{"attempt":1,"input":{"a":1},"kind":"llm","stepId":"s","toolId":"t"}"#,
+    ),
+    (
+        "STEP_STARTED",
+        r#"{"stepId":"s","input":{"b":1,"a":[1, 2]}}"#,
+    ),
+    (
+        "STEP_STARTED",
+        r#"{"stepId":"s","input":null,"toolId":null,"kind":7,"attempt":null}"#,
+    ),
+    ("STEP_STARTED", r#"{"stepId":"s","attempt":2.0}"#),
+    ("STEP_STARTED", r#"{"stepId":"s","attempt":-1}"#),
+    ("STEP_STARTED", r#"{"stepId":"s","attempt":-0}"#),
+    (
+        "STEP_STARTED",
+        r#"{"stepId":"s","attempt":18446744073709551616}"#,
+    ),
+    ("STEP_STARTED", r#"{"stepId":"s","attempt":3}"#),
+    ("STEP_STARTED", r#"{"stepId":"s","stepId":"t"}"#),
+    ("STEP_STARTED", r#"{"stepId":"","input":1}"#),
+    ("STEP_STARTED", r#"{"stepId":"__proto__"}"#),
+    (
+        "STEP_STARTED",
+        r#"{"stepId":"s","input":{"__proto__":{"x":1},"y":2}}"#,
+    ),
+    (
+        "STEP_STARTED",
+        r#"{"stepId":"s","junk":{"\u005f_proto__":1}}"#,
+    ),
+    (
+        "STEP_STARTED",
+        r#"{"stepId":"s\u0041","input":"line\nbreak \"quoted\""}"#,
+    ),
+    ("STEP_STARTED", r#"{"stepId":7}"#),
+    ("STEP_STARTED", r#"["s"]"#),
+    ("STEP_STARTED", r#"null"#),
+    (
+        "STEP_STARTED",
+        r#"{"stepId":"s","input":1.5e3,"toolId":"a\"b"}"#,
+    ),
+    (
+        "STEP_COMPLETED",
+        r#"{"output":{"text":"done","tokens":412},"stepId":"s"}"#,
+    ),
+    ("STEP_COMPLETED", r#"{"stepId":"s"}"#),
+    ("STEP_COMPLETED", r#"{"stepId":"s","output":null}"#),
+    ("STEP_COMPLETED", r#"{"stepId":"s","output":-0.0}"#),
+    (
+        "STEP_COMPLETED",
+        r#"{"stepId":"s","output":{"z":1,"a":{"__proto__":null}}}"#,
+    ),
+    (
+        "STEP_COMPLETED",
+        r#"{"stepId":"fresh","output":[true,false,null]}"#,
+    ),
+    ("STEP_COMPLETED", r#"{"stepId":"s","output":1,"output":2}"#),
+    (
+        "STEP_FAILED",
+        r#"{"stepId":"s","error":"boom","channel":"c","payload":{"a":1}}"#,
+    ),
+    ("STEP_RETRYING", r#"{"stepId":"s","attempt":4}"#),
+    (
+        "DECISION_RECORDED",
+        r#"{"choice":{"model":"small"},"context":{"len":412},"id":"d","policy":{"name":"router","propensity":0.9}}"#,
+    ),
+    ("DECISION_RECORDED", r#"{"id":"d","choice":"again"}"#),
+    (
+        "DECISION_RECORDED",
+        r#"{"id":"d2","choice":null,"context":null,"policy":null}"#,
+    ),
+    ("DECISION_RECORDED", r#"{"id":"d3","context":1}"#),
+    (
+        "DECISION_RECORDED",
+        r#"{"id":"d4","choice":{"b":1,"a":2},"innerSteps":["s"]}"#,
+    ),
+    ("DECISION_RECORDED", r#"{"id":"","choice":1}"#),
+    ("DECISION_RECORDED", r#"{"id":"d5","choice":1,"choice":2}"#),
+    (
+        "DECISION_RECORDED",
+        r#"{"id":"d6","choice":{"__proto__":1}}"#,
+    ),
+    ("DECISION_RECORDED", r#"{"id":"d7","choice":1e400}"#),
+    ("EXECUTION_SUSPENDED", r#"{"on":"next","wakeAt":5}"#),
+    ("EXECUTION_SUSPENDED", r#"{"on":"next"}"#),
+    (
+        "EXECUTION_SUSPENDED",
+        r#"{"on":"g","wakeAt":-0,"condition":{"b":1,"a":2},"waits":[{"id":"w"}]}"#,
+    ),
+    (
+        "EXECUTION_SUSPENDED",
+        r#"{"on":"g","wakeAt":-5,"condition":[1],"waits":{"a":1}}"#,
+    ),
+    (
+        "EXECUTION_SUSPENDED",
+        r#"{"on":"g","wakeAt":5.0,"condition":null,"waits":null}"#,
+    ),
+    ("EXECUTION_SUSPENDED", r#"{"on":"g","wakeAt":1e3}"#),
+    (
+        "EXECUTION_SUSPENDED",
+        r#"{"on":"g","wakeAt":18446744073709551615}"#,
+    ),
+    ("EXECUTION_SUSPENDED", r#"{"on":"g","wakeAt":"5"}"#),
+    ("EXECUTION_SUSPENDED", r#"{"on":""}"#),
+    ("EXECUTION_SUSPENDED", r#"{"on":7}"#),
+    ("EXECUTION_SUSPENDED", r#"{"on":"a","on":"b"}"#),
+    ("EXECUTION_SUSPENDED", r#""next""#),
+    ("EXECUTION_RESUMED", r#"{"approved":true}"#),
+    ("EXECUTION_RESUMED", r#"null"#),
+    ("ui.progress", r#"{"pct":1,"__proto__":{}}"#),
+    ("ui.progress", r#"[1, 2 ,3]"#),
+];
+
+const METADATA: &[Option<&str>] = &[
+    None,
+    Some(r#"{"flowEmit":"00ab"}"#),
+    Some(r#"{"flowEmit":"__proto__"}"#),
+    Some(r#"{"kernel":true}"#),
+    Some(r#"{"kernel":true,"flowEmit":"00ab"}"#),
+    Some(r#"{"flowEmit":7}"#),
+    Some(r#"{}"#),
+];
+
+/// Each payload alone after a start, under each metadata, and all of them in one log.
+#[test]
+fn fold_01_text_path_agrees_on_every_payload_shape() {
+    let start = line(0, "EXECUTION_STARTED", r#"{"input":{"goal":"g"}}"#, None);
+    let mut all = vec![start.clone()];
+    for (kind, payload) in PAYLOADS {
+        for meta in METADATA {
+            let text = format!("{start}\n{}\n", line(1, kind, payload, *meta));
+            agree(&text);
+            all.push(line(all.len(), kind, payload, *meta));
+        }
+    }
+    agree(&(all.join("\n") + "\n"));
+    // The same log with CRLF line ends, blank lines and a byte order mark.
+    agree(&format!("\u{feff}{}\r\n\r\n", all.join("\r\n\n")));
+}
+
+/// Lines the strict decoder refuses are refused with the same error (line, field, hint),
+/// wherever in the log they stand; lines it accepts with a doubt (metadata `null`, an
+/// unknown field, an empty kind, a float sequence) too.
+#[test]
+fn fold_01_text_path_refuses_what_the_strict_decoder_refuses() {
+    let ok = line(0, "EXECUTION_STARTED", "{}", None);
+    for bad in [
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"STEP_STARTED","sequence":1,"timestamp":1,"payload":{},"metadata":null}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"STEP_STARTED","sequence":1,"timestamp":1,"payload":{},"extra":1}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"","sequence":1,"timestamp":1,"payload":{}}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"A","sequence":1.0,"timestamp":1,"payload":{}}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"A","sequence":-1,"timestamp":1,"payload":{}}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"A","sequence":1,"timestamp":1.5,"payload":{}}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"A","sequence":1,"timestamp":18446744073709551615,"payload":{}}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"A","sequence":1,"timestamp":1}"#,
+        r#"{"id":"e1","id":"e2","workflowId":"w","executionId":"x","eventType":"A","sequence":1,"timestamp":1,"payload":{}}"#,
+        r#"{"id":1,"workflowId":"w","executionId":"x","eventType":"A","sequence":1,"timestamp":1,"payload":{}}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"A","sequence":1,"timestamp":1,"payload":{},"metadata":[]}"#,
+        r#"{"id":"e1","workflowId":"w","executionId":"x","eventType":"A","sequence":1,"timestamp":1,"payload":{} } trailing"#,
+        r#"{"id":"e1","workflowId":"w""#,
+        "{",
+        "[1]",
+        "not json",
+    ] {
+        agree(&format!("{ok}\n{bad}\n{ok}\n"));
+        agree(&format!("{bad}\n"));
+        agree(&format!("{ok}\n{bad}"));
+    }
+    // A log given as a JSON array takes the whole-log path, and agrees.
+    agree(&format!("[{ok},\n{ok}]"));
+    agree("");
+    agree("\n\n");
+}
+
+fn json_scalar() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("null".to_owned()),
+        Just("true".to_owned()),
+        any::<i64>().prop_map(|n| n.to_string()),
+        any::<u64>().prop_map(|n| n.to_string()),
+        Just("0.5".to_owned()),
+        Just("-0.0".to_owned()),
+        Just("1e2".to_owned()),
+        "[a-z_]{0,6}".prop_map(|s| format!("\"{s}\"")),
+        Just("\"\\u005f_proto__\"".to_owned()),
+        Just("\"a\\nb\"".to_owned()),
+    ]
+}
+
+fn json_text() -> impl Strategy<Value = String> {
+    json_scalar().prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("a".to_owned()),
+                        Just("b".to_owned()),
+                        Just("__proto__".to_owned()),
+                        Just("\\u005f_proto__".to_owned()),
+                        Just("stepId".to_owned()),
+                    ],
+                    inner
+                ),
+                0..4
+            )
+            .prop_map(|kv| format!(
+                "{{{}}}",
+                kv.iter()
+                    .map(|(k, v)| format!("\"{k}\":{v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )),
+        ]
+    })
+}
+
+/// A payload of a hot kind: its known fields (each maybe absent, `null`, of another
+/// type or repeated) in any order, with extra fields.
+fn hot_payload() -> impl Strategy<Value = (String, String)> {
+    let kinds = prop_oneof![
+        Just("STEP_STARTED"),
+        Just("STEP_COMPLETED"),
+        Just("DECISION_RECORDED"),
+        Just("EXECUTION_SUSPENDED"),
+        Just("EXECUTION_RESUMED"),
+        Just("STEP_FAILED"),
+        Just("x.custom"),
+    ];
+    let field = prop_oneof![
+        Just("stepId"),
+        Just("id"),
+        Just("input"),
+        Just("output"),
+        Just("choice"),
+        Just("context"),
+        Just("policy"),
+        Just("attempt"),
+        Just("toolId"),
+        Just("kind"),
+        Just("on"),
+        Just("wakeAt"),
+        Just("condition"),
+        Just("waits"),
+        Just("extra"),
+    ];
+    let value = prop_oneof![
+        3 => prop_oneof![Just("\"s1\"".to_owned()), Just("\"s2\"".to_owned())],
+        2 => json_text(),
+    ];
+    (
+        kinds,
+        prop::collection::vec((field, value), 0..6),
+        any::<bool>(),
+    )
+        .prop_map(|(kind, fields, spaced)| {
+            let sep = if spaced { ", " } else { "," };
+            let body = fields
+                .iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect::<Vec<_>>()
+                .join(sep);
+            (kind.to_owned(), format!("{{{body}}}"))
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Generated logs of hot-kind payloads, some stamped, agree at every version.
+    #[test]
+    fn fold_01_text_path_agrees_on_generated_logs(
+        events in prop::collection::vec((hot_payload(), prop::option::of(0usize..METADATA.len())), 0..12)
+    ) {
+        let mut lines = vec![line(0, "EXECUTION_STARTED", "{}", None)];
+        for ((kind, payload), meta) in &events {
+            let meta = meta.and_then(|i| METADATA[i]);
+            lines.push(line(lines.len(), kind, payload, meta));
+        }
+        agree(&lines.join("\n"));
+    }
+}
