@@ -306,34 +306,6 @@ fn an_adapter_that_exits_at_once_is_counted_and_the_verdict_fails() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// PLACE-04 through a real adapter process: the example adapter's default lease (30 s)
-/// outlives a seed's run (26 s), so an execution whose worker crashed never finishes, and
-/// the finding names the lease still held, its holder and deadline, and the fix.
-#[test]
-fn place_04_an_adapter_lease_longer_than_the_run_is_named_with_the_fix() {
-    let dir = scratch("long-lease");
-    let o = loom(
-        &[
-            "sim",
-            "--store",
-            "cmd:python3 examples/python-sqlite-store/adapter.py",
-            "--seeds",
-            "2",
-            "--no-shrink",
-            "--quiet",
-        ],
-        &dir,
-    );
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "{out}");
-    assert!(out.contains("PLACE-04"), "{out}");
-    assert!(out.contains("the store still held lease"), "{out}");
-    assert!(out.contains("after the run ended at 26000 ms"), "{out}");
-    assert!(out.contains("--lease-ms 1000"), "{out}");
-    assert!(out.contains("verdict: FAIL"), "{out}");
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
 /// A failing seed is shrunk in at most `--shrink-runs` runs, with progress on standard
 /// error, and the printed replay command names `shrunk.json` and the store; with
 /// `--no-shrink` nothing is shrunk and the command names the whole `schedule.json`. The

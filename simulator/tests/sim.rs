@@ -1196,3 +1196,33 @@ fn spi_23_place_05_place_04_the_heavy_workload_passes_on_the_memory_store() {
     assert!(heavy.linear_judged >= heavy_execs, "{heavy:?}");
     assert_eq!(heavy.linear_not_judged, 0, "{heavy:?}");
 }
+
+/// PLACE-04: a dispatcher whose lease outlives the run (30 s against a run of about 26 s)
+/// leaves an execution whose worker crashed waiting until after the run ends; its finding
+/// names the lease still held and the fix. Seed 3 on the memory store (deterministic):
+/// the same seed with the default lease finishes every execution.
+#[test]
+fn place_04_a_lease_longer_than_the_run_is_named_with_the_fix() {
+    let long = loom_sim::SimConfig {
+        lease_ms: 30_000,
+        ..loom_sim::SimConfig::default()
+    };
+    let out = loom_sim::run_seed(3, &long);
+    let hinted: Vec<_> = out
+        .violations
+        .iter()
+        .filter(|v| v.message.contains("the store still held lease"))
+        .collect();
+    assert!(!hinted.is_empty(), "{:?}", out.violations);
+    for v in hinted {
+        assert_eq!(v.rule, "PLACE-04", "{v:?}");
+        assert!(
+            v.message.contains("after the run ended at"),
+            "{}",
+            v.message
+        );
+        assert!(v.message.contains("--lease-ms 1000"), "{}", v.message);
+    }
+    let control = loom_sim::run_seed(3, &loom_sim::SimConfig::default());
+    assert!(control.violations.is_empty(), "{:?}", control.violations);
+}
