@@ -1,4 +1,4 @@
-//! [`Json`]: a JSON value the folded state keeps as compact text instead of a tree.
+//! [`Json`]: a JSON value the folded state keeps, as compact text or as a tree.
 //!
 //! A long log's state holds a value per step (its input until it settles, then its
 //! output or error) and an entry per decision. As `serde_json::Value` trees each object
@@ -7,12 +7,15 @@
 //! was most of the fold's own time (docs/performance.md, "Parse + fold"). As text each
 //! value is one allocation of its own length.
 //!
-//! The text is always in the *normal form* `serde_json` writes a `Value` in: no
-//! whitespace, object keys in byte order and each key once, integers as plain digits,
-//! other numbers as `serde_json` prints an `f64`, strings escaped as it escapes them. So
-//! a `Json` and the `Value` it stands for convert both ways without loss, the state's
-//! JSON output is byte for byte what it was with trees, and two equal values have equal
-//! text (up to the sign of a floating zero, which [`PartialEq`] handles).
+//! So a value the fold reads from log text (`fold::fold_text`) is kept as text, always
+//! in the *normal form* `serde_json` writes a `Value` in: no whitespace, object keys in
+//! byte order and each key once, integers as plain digits, other numbers as `serde_json`
+//! prints an `f64`, strings escaped as it escapes them. Text and tree convert both ways
+//! without loss, the state's JSON output is byte for byte what it was with trees, and
+//! two texts of one value are the same text (up to the sign of a floating zero, which
+//! [`PartialEq`] handles). A value that reaches the fold as a tree (a fold of envelopes
+//! already decoded) stays the tree: printing it would cost that fold more than its
+//! memory saves.
 //!
 //! [`Json::from_normal_text`] takes text that is already in normal form (an event
 //! payload written by a `serde_json`-based writer usually is) without building a tree:
@@ -27,105 +30,141 @@ use std::fmt;
 /// (which handles any depth the decoder accepted), so the scan's recursion is bounded.
 pub const NORMAL_SCAN_DEPTH_MAX: usize = 64;
 
-/// A JSON value held as its compact text in `serde_json`'s normal form (module docs).
+/// A JSON value the state keeps: as its compact text in `serde_json`'s normal form (module
+/// docs) when it came from log text ([`Json::from_normal_text`], the fold's text path), or
+/// as the tree it came as ([`Json::tree`], a fold of envelopes already decoded, which
+/// would only pay to print it). Either way it stands for one value: equality, output
+/// and [`Json::to_value`] are the value's.
 #[derive(Clone)]
-pub struct Json(Box<str>);
+pub struct Json(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Text(Box<str>),
+    /// Boxed, so a kept value takes two words whichever form it has.
+    Tree(Box<Value>),
+}
 
 impl Json {
     /// `null`.
     pub fn null() -> Json {
-        Json("null".into())
+        Json(Repr::Tree(Box::new(Value::Null)))
     }
 
-    /// The value's normal-form text.
+    /// The value, kept as the tree it is.
+    pub fn tree(value: Value) -> Json {
+        Json(Repr::Tree(Box::new(value)))
+    }
+
+    /// The value, kept as its normal-form text.
     pub fn from_value(value: &Value) -> Json {
         // Printing a `Value` cannot fail: its keys are strings and it holds no
         // non-finite number.
-        Json(
+        Json(Repr::Text(
             serde_json::to_string(value)
                 .unwrap_or_else(|_| "null".to_owned())
                 .into_boxed_str(),
-        )
+        ))
     }
 
     /// `text` as it is, when it is one JSON value already in normal form with no
-    /// `__proto__` key at any depth; `None` otherwise (then build a `Value` and use
-    /// [`Json::from_value`]).
+    /// `__proto__` key at any depth; `None` otherwise (then build a `Value`).
     pub fn from_normal_text(text: &str) -> Option<Json> {
-        is_normal(text).then(|| Json(text.into()))
+        is_normal(text).then(|| Json(Repr::Text(text.into())))
     }
 
-    /// The text, in normal form.
-    pub fn as_str(&self) -> &str {
-        &self.0
+    /// The value's normal-form text (printed, for a value kept as a tree).
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.0 {
+            Repr::Text(t) => std::borrow::Cow::Borrowed(t),
+            Repr::Tree(v) => std::borrow::Cow::Owned(v.to_string()),
+        }
     }
 
     /// Whether the value is `null`.
     pub fn is_null(&self) -> bool {
-        &*self.0 == "null"
+        match &self.0 {
+            Repr::Text(t) => &**t == "null",
+            Repr::Tree(v) => v.is_null(),
+        }
     }
 
     /// The value as a tree.
     pub fn to_value(&self) -> Value {
-        let mut de = serde_json::Deserializer::from_str(&self.0);
-        // The text came from a `Value` (or passed the scan), so it parses; a value built
-        // in memory may nest deeper than the parser's default limit of 128.
-        de.disable_recursion_limit();
-        Value::deserialize(&mut de).unwrap_or(Value::Null)
+        match &self.0 {
+            Repr::Text(t) => parse(t),
+            Repr::Tree(v) => (**v).clone(),
+        }
     }
 
     /// The value under `key` when this is an object holding it.
     pub fn get(&self, key: &str) -> Option<Value> {
-        if !self.0.starts_with('{') {
-            return None;
-        }
-        match self.to_value() {
-            Value::Object(mut m) => m.remove(key),
-            _ => None,
+        match &self.0 {
+            Repr::Tree(v) => v.get(key).cloned(),
+            Repr::Text(t) if t.starts_with('{') => match parse(t) {
+                Value::Object(mut m) => m.remove(key),
+                _ => None,
+            },
+            Repr::Text(_) => None,
         }
     }
 }
 
+/// Normal-form text back into its tree.
+fn parse(text: &str) -> Value {
+    let mut de = serde_json::Deserializer::from_str(text);
+    // The text came from a `Value` (or passed the scan), so it parses; a value built in
+    // memory may nest deeper than the parser's default limit of 128.
+    de.disable_recursion_limit();
+    Value::deserialize(&mut de).unwrap_or(Value::Null)
+}
+
 impl From<Value> for Json {
     fn from(value: Value) -> Json {
-        Json::from_value(&value)
+        Json::tree(value)
     }
 }
 
 impl From<&Value> for Json {
     fn from(value: &Value) -> Json {
-        Json::from_value(value)
+        Json::tree(value.clone())
     }
 }
 
 impl PartialEq for Json {
-    /// Equal as the values they stand for. Normal form makes that equal text, except
-    /// that `0.0` and `-0.0` are equal numbers with different text, so two texts that
-    /// differ and both may hold a float are compared as trees.
+    /// Equal as the values they stand for. Normal form makes two texts of one value the
+    /// same text, except that `0.0` and `-0.0` are equal numbers with different text, so
+    /// two texts that differ and both may hold a float are compared as trees.
     fn eq(&self, other: &Json) -> bool {
         let may_hold_float = |s: &str| s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
-        self.0 == other.0
-            || (may_hold_float(&self.0)
-                && may_hold_float(&other.0)
-                && self.to_value() == other.to_value())
+        match (&self.0, &other.0) {
+            (Repr::Tree(a), Repr::Tree(b)) => a == b,
+            (Repr::Text(a), Repr::Text(b)) => {
+                a == b || (may_hold_float(a) && may_hold_float(b) && parse(a) == parse(b))
+            }
+            (Repr::Tree(a), Repr::Text(b)) | (Repr::Text(b), Repr::Tree(a)) => **a == parse(b),
+        }
     }
 }
 
 impl PartialEq<Value> for Json {
     fn eq(&self, other: &Value) -> bool {
-        self.to_value() == *other
+        match &self.0 {
+            Repr::Tree(v) => **v == *other,
+            Repr::Text(t) => parse(t) == *other,
+        }
     }
 }
 
 impl fmt::Debug for Json {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text())
     }
 }
 
 impl fmt::Display for Json {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text())
     }
 }
 
@@ -133,13 +172,16 @@ impl Serialize for Json {
     /// As the `Value` it stands for, so every serializer (`serde_json::to_value` as much
     /// as text) sees what a tree would have given it.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(s)
+        match &self.0 {
+            Repr::Tree(v) => v.serialize(s),
+            Repr::Text(t) => parse(t).serialize(s),
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Json {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
-        Value::deserialize(d).map(|v| Json::from_value(&v))
+        Value::deserialize(d).map(Json::tree)
     }
 }
 
@@ -303,9 +345,11 @@ mod tests {
         ] {
             let text = serde_json::to_string(&v).unwrap();
             let j = Json::from_normal_text(&text).unwrap_or_else(|| panic!("{text}"));
-            assert_eq!(j.as_str(), text);
+            assert_eq!(j.text(), text);
             assert_eq!(j.to_value(), v);
-            assert_eq!(Json::from_value(&v).as_str(), text);
+            assert_eq!(Json::from_value(&v).text(), text);
+            assert_eq!(Json::tree(v.clone()).text(), text);
+            assert_eq!(Json::tree(v.clone()), j);
         }
     }
 
@@ -354,7 +398,8 @@ mod tests {
             Json::from_value(&json!(0.0)),
             Json::from_value(&json!(-0.0)),
         );
-        assert_ne!(pos.as_str(), neg.as_str());
+        assert_ne!(pos.text(), neg.text());
+        assert_eq!(pos, Json::tree(json!(-0.0)));
         assert_eq!(pos, neg);
         assert_eq!(json!(0.0), json!(-0.0));
         assert_ne!(Json::from_value(&json!(1)), Json::from_value(&json!(1.0)));
@@ -370,5 +415,6 @@ mod tests {
             v = json!([v]);
         }
         assert_eq!(Json::from_value(&v).to_value(), v);
+        assert_eq!(Json::from_value(&v), Json::tree(v));
     }
 }

@@ -249,9 +249,9 @@ pub fn scrub_proto(value: &mut Value) -> usize {
     }
 }
 
-/// A payload field the state keeps, as compact text (`null` when absent).
+/// A payload field the state keeps (`null` when absent), as the tree it came as.
 fn kept(field: Option<Value>) -> Json {
-    field.as_ref().map_or_else(Json::null, Json::from_value)
+    field.map_or_else(Json::null, Json::tree)
 }
 
 fn invalid(why: impl Into<String>) -> Outcome {
@@ -661,7 +661,7 @@ fn decision_recorded(
                 entry.insert("seq".into(), seq);
             }
         }
-        Json::from_value(&Value::Object(entry))
+        Json::tree(Value::Object(entry))
     });
     Outcome::Acted
 }

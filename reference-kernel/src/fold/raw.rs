@@ -105,7 +105,7 @@ fn proto_free(payload: &RawValue) -> bool {
 /// normal form, else its tree printed (`null` when the field is absent).
 fn kept(raw: Option<&RawValue>) -> Result<Json, ()> {
     match raw {
-        None => Ok(Json::null()),
+        None => Ok(Json::from_value(&Value::Null)),
         Some(r) => match Json::from_normal_text(r.get()) {
             Some(j) => Ok(j),
             None => serde_json::from_str::<Value>(r.get())
@@ -279,7 +279,7 @@ fn decision_recorded(
             text.push('"');
             text.push_str(name);
             text.push_str("\":");
-            text.push_str(j.as_str());
+            text.push_str(&j.text());
         }
         if v.has(24) {
             // FOLD-38: the first envelope's sequence; a repeat keeps it, and a legacy
@@ -290,7 +290,7 @@ fn decision_recorded(
             };
             if let Some(seq) = seq {
                 text.push_str(",\"seq\":");
-                text.push_str(seq.as_str());
+                text.push_str(&seq.text());
             }
         }
         text.push('}');
