@@ -526,6 +526,18 @@ fn step_started(state: &mut ExecutionState, payload: Value) -> Outcome {
     frame.tool_id = m.get("toolId").and_then(Value::as_str).map(str::to_owned);
     frame.kind = m.get("kind").and_then(Value::as_str).map(str::to_owned);
     frame.input = Some(kept(m.remove("input")));
+    start_frame(state, step_id, frame, explicit);
+    Outcome::Acted
+}
+
+/// `STEP_STARTED`'s frame goes in under its step id, its attempt the payload's or one
+/// more than the frame it replaces (1 for a new step).
+pub(super) fn start_frame(
+    state: &mut ExecutionState,
+    step_id: String,
+    mut frame: Frame,
+    explicit: Option<u64>,
+) {
     // One walk of the frame map (an entry, not a lookup and then an insert): in a long
     // log with a step per turn the map holds every step, and each walk is a chain of
     // cache misses over string keys (docs/performance.md, "Parse + fold").
@@ -539,7 +551,6 @@ fn step_started(state: &mut ExecutionState, payload: Value) -> Outcome {
             slot.insert(frame);
         }
     }
-    Outcome::Acted
 }
 
 fn step_retrying(state: &mut ExecutionState, payload: Value) -> Outcome {

@@ -9,7 +9,7 @@
 //! gives. The property `fold_text(text) == fold(decode_log(text))`, diagnostics
 //! included, holds it to that (tests/fold_text.rs, and the `fold_text` fuzz target).
 
-use super::handlers::{apply_parts, bookkeep, count_flow_emit, Head};
+use super::handlers::{apply_parts, bookkeep, count_flow_emit, start_frame, Head};
 use super::state::{keys, Frame, FrameStatus, Status};
 use super::{is_known_event_type, DiagnosticSink, ExecutionState, FoldVersion, PROTO_KEY};
 use crate::envelope::RawEnvelope;
@@ -177,16 +177,7 @@ fn step_started(state: &mut ExecutionState, raw: &RawValue) -> Fast {
     frame.tool_id = as_string(p.tool_id);
     frame.kind = as_string(p.kind);
     frame.input = Some(input);
-    match state.frames.entry(step_id) {
-        std::collections::btree_map::Entry::Occupied(mut slot) => {
-            frame.attempt = explicit.unwrap_or(slot.get().attempt.saturating_add(1));
-            slot.insert(frame);
-        }
-        std::collections::btree_map::Entry::Vacant(slot) => {
-            frame.attempt = explicit.unwrap_or(1);
-            slot.insert(frame);
-        }
-    }
+    start_frame(state, step_id, frame, explicit);
     Fast::Done
 }
 
