@@ -3,11 +3,13 @@
 //! building a `Value` tree, the kept values stored as compact text ([`Json`]).
 //!
 //! It is a fast path of the one fold in `handlers`, not a second fold: each handler here
-//! takes an envelope only when it can act exactly as `handlers::apply` would, and hands
-//! every other envelope (an unusual payload, a `__proto__` key anywhere in it, a kind
-//! without a handler here) to `handlers::apply` as the owned envelope the strict decoder
-//! gives. The property `fold_text(text) == fold(decode_log(text))`, diagnostics
-//! included, holds it to that (tests/fold_text.rs, and the `fold_text` fuzz target).
+//! takes an envelope only when it can act exactly as the general handler would, and
+//! every other envelope (an unusual payload, a `__proto__` key or a `\u` escape anywhere
+//! in it, metadata on a known kind, a kind without a handler here) goes to the general
+//! handler (`handlers::apply_parts`) with its payload and metadata built as trees. The
+//! property `fold_text(text) == fold(decode_log(text))`, diagnostics and errors
+//! included, holds it to that (tests/fold_text.rs, and `loom_props::fold::
+//! text_path_agrees`, which the `fold_total` fuzz target runs on every input).
 
 use super::handlers::{apply_parts, bookkeep, count_flow_emit, start_frame, Head};
 use super::state::{keys, Frame, FrameStatus, Status};
