@@ -236,12 +236,40 @@ pub fn for_each_envelope(
     text: &str,
     sink: &mut dyn FnMut(EventEnvelope) -> Result<(), EnvelopeError>,
 ) -> Result<usize, EnvelopeError> {
+    match layout(text) {
+        Layout::Array(text) => decode_array(text, sink),
+        Layout::Lines(text) => decode_lines(text, sink),
+    }
+}
+
+/// How a log's text holds its envelopes, after an optional byte order mark.
+pub(crate) enum Layout<'a> {
+    /// A JSON array of envelopes.
+    Array(&'a str),
+    /// JSON lines, one envelope per non-blank line.
+    Lines(&'a str),
+}
+
+/// The layout of a log's text (the byte order mark skipped).
+pub(crate) fn layout(text: &str) -> Layout<'_> {
     let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
     if text.trim_start().starts_with('[') {
-        decode_array(text, sink)
+        Layout::Array(text)
     } else {
-        decode_lines(text, sink)
+        Layout::Lines(text)
     }
+}
+
+/// The non-blank lines of a JSON-lines log: each with its line number (from 1) and
+/// whether any line follows it (what [`decode_line`] needs to word a cut envelope).
+pub(crate) fn envelope_lines(text: &str) -> impl Iterator<Item = (&str, usize, bool)> {
+    let mut lines = text.lines().enumerate().peekable();
+    std::iter::from_fn(move || loop {
+        let (i, line) = lines.next()?;
+        if !line.trim().is_empty() {
+            return Some((line, i + 1, lines.peek().is_some()));
+        }
+    })
 }
 
 fn decode_lines(
@@ -249,13 +277,8 @@ fn decode_lines(
     sink: &mut dyn FnMut(EventEnvelope) -> Result<(), EnvelopeError>,
 ) -> Result<usize, EnvelopeError> {
     let mut index = 0;
-    let mut lines = text.lines().enumerate().peekable();
-    while let Some((i, line)) = lines.next() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let more = lines.peek().is_some();
-        sink(decode_line(line, index, i + 1, more)?)?;
+    for (line, line_no, more) in envelope_lines(text) {
+        sink(decode_line(line, index, line_no, more)?)?;
         index += 1;
     }
     Ok(index)
@@ -321,7 +344,9 @@ pub struct RawEnvelope<'a> {
     pub metadata: Option<&'a serde_json::value::RawValue>,
 }
 
-fn raw_present<'de, D: Deserializer<'de>>(
+/// A field's raw JSON text, `Some` whenever the field is present, `null` included (an
+/// `Option` field alone would read a `null` as absent).
+pub(crate) fn raw_present<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<&'de serde_json::value::RawValue>, D::Error> {
     <&serde_json::value::RawValue>::deserialize(d).map(Some)
@@ -335,27 +360,6 @@ impl<'a> RawEnvelope<'a> {
         let raw: RawEnvelope<'a> = serde_json::from_str(line).ok()?;
         let metadata_ok = raw.metadata.is_none_or(|m| m.get().starts_with('{'));
         (metadata_ok && !raw.event_type.is_empty()).then_some(raw)
-    }
-
-    /// The owned envelope, exactly as the strict decoder builds it from the same line.
-    pub fn to_envelope(&self) -> Result<EventEnvelope, serde_json::Error> {
-        let metadata = match self.metadata {
-            Some(m) => match serde_json::from_str::<Value>(m.get())? {
-                Value::Object(m) => Some(m),
-                _ => None,
-            },
-            None => None,
-        };
-        Ok(EventEnvelope {
-            id: self.id.clone().into_owned(),
-            workflow_id: self.workflow_id.clone().into_owned(),
-            execution_id: self.execution_id.clone().into_owned(),
-            event_type: self.event_type.clone().into_owned(),
-            sequence: self.sequence,
-            timestamp_ms: self.timestamp_ms,
-            payload: serde_json::from_str(self.payload.get())?,
-            metadata,
-        })
     }
 }
 

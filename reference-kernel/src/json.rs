@@ -73,6 +73,16 @@ impl Json {
         is_normal(text).then(|| Json(Repr::Text(text.into())))
     }
 
+    /// Text the caller built from normal-form parts in normal-form order (the text
+    /// path's decision entries): kept without a second scan, which debug builds (the
+    /// tests) still make.
+    pub(crate) fn from_built_normal_text(text: String) -> Json {
+        // Normal form is what a `Value` prints as (the scan is stricter: it refuses
+        // floats, which the parts may hold), so the check is a round trip.
+        debug_assert_eq!(parse(&text).to_string(), text, "not in normal form");
+        Json(Repr::Text(text.into_boxed_str()))
+    }
+
     /// The value's normal-form text (printed, for a value kept as a tree).
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match &self.0 {

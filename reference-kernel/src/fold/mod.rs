@@ -28,7 +28,8 @@ pub mod handlers_api {
 pub use state::{keys, DecisionMap, ExecutionState, Frame, FrameStatus, Status, Variables};
 
 use crate::envelope::{
-    decode_line, for_each_envelope, EnvelopeError, EventEnvelope, RawEnvelope, UTF8_BOM,
+    decode_line, envelope_lines, for_each_envelope, layout, EnvelopeError, EventEnvelope, Layout,
+    RawEnvelope,
 };
 use crate::versions::{SemVer, EVENT_SCHEMA_VERSION};
 use serde_json::Value;
@@ -310,35 +311,32 @@ pub fn fold_text_observed(
     observe: &mut dyn FnMut(Seen<'_>),
 ) -> Result<(ExecutionState, usize), EnvelopeError> {
     let mut folder = Folder::new(state, version, sink);
-    let body = text.strip_prefix(UTF8_BOM).unwrap_or(text);
-    if body.trim_start().starts_with('[') {
-        for_each_envelope(text, &mut |e| {
-            observe(seen(&e));
-            folder.push(e);
-            Ok(())
-        })?;
-    } else {
-        let mut lines = body.lines().enumerate().peekable();
-        while let Some((i, line)) = lines.next() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            if let Some(raw) = RawEnvelope::read(line) {
-                // A line read raw always parses again; were it ever not to, the strict
-                // decoder below takes it.
-                if folder.push_raw(&raw).is_ok() {
-                    observe(Seen {
-                        execution_id: &raw.execution_id,
-                        event_type: &raw.event_type,
-                        sequence: raw.sequence,
-                    });
-                    continue;
+    match layout(text) {
+        Layout::Array(_) => {
+            for_each_envelope(text, &mut |e| {
+                observe(seen(&e));
+                folder.push(e);
+                Ok(())
+            })?;
+        }
+        Layout::Lines(body) => {
+            for (line, line_no, more) in envelope_lines(body) {
+                if let Some(raw) = RawEnvelope::read(line) {
+                    // A line read raw always parses again; were it ever not to, the strict
+                    // decoder below takes it.
+                    if folder.push_raw(&raw).is_ok() {
+                        observe(Seen {
+                            execution_id: &raw.execution_id,
+                            event_type: &raw.event_type,
+                            sequence: raw.sequence,
+                        });
+                        continue;
+                    }
                 }
+                let e = decode_line(line, folder.pushed(), line_no, more)?;
+                observe(seen(&e));
+                folder.push(e);
             }
-            let more = lines.peek().is_some();
-            let e = decode_line(line, folder.pushed(), i + 1, more)?;
-            observe(seen(&e));
-            folder.push(e);
         }
     }
     let n = folder.pushed();

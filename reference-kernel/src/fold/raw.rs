@@ -14,7 +14,7 @@
 use super::handlers::{apply_parts, bookkeep, count_flow_emit, start_frame, Head};
 use super::state::{keys, Frame, FrameStatus, Status};
 use super::{is_known_event_type, DiagnosticSink, ExecutionState, FoldVersion, PROTO_KEY};
-use crate::envelope::RawEnvelope;
+use crate::envelope::{raw_present, RawEnvelope};
 use crate::json::Json;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -163,10 +163,6 @@ struct StepStarted<'a> {
     input: Option<&'a RawValue>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
 fn step_started(state: &mut ExecutionState, raw: &RawValue) -> Fast {
     let Some(p) = payload::<StepStarted>(raw) else {
         return Fast::General;
@@ -221,9 +217,9 @@ struct DecisionRecorded<'a> {
     #[serde(borrow)]
     choice: &'a RawValue,
     // Present with `null` is present: the entry keeps `"context": null`.
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "raw_present")]
     context: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "raw_present")]
     policy: Option<&'a RawValue>,
 }
 
@@ -278,21 +274,18 @@ fn decision_recorded(
             // FOLD-38: the first envelope's sequence; a repeat keeps it, and a legacy
             // entry without one never gains one (SNAP-07).
             let seq = match prev {
-                Some(prev) => prev.get("seq").map(|s| Json::from_value(&s)),
-                None => Some(Json::from_value(&Value::from(sequence))),
+                Some(prev) => prev.get("seq"),
+                None => Some(Value::from(sequence)),
             };
             if let Some(seq) = seq {
+                // A `Value` prints in normal form.
                 text.push_str(",\"seq\":");
-                text.push_str(&seq.text());
+                text.push_str(&seq.to_string());
             }
         }
         text.push('}');
-        // Built from normal parts in key order, so normal; the fallback keeps the
-        // invariant should that ever not hold.
-        Json::from_normal_text(&text).unwrap_or_else(|| {
-            let v: Value = serde_json::from_str(&text).unwrap_or(Value::Object(Map::new()));
-            Json::from_value(&v)
-        })
+        // Normal parts under keys in byte order: the whole is normal.
+        Json::from_built_normal_text(text)
     });
     Fast::Done
 }
