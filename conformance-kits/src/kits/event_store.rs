@@ -85,13 +85,41 @@ async fn expect_log<S: EventStore>(
     what: &str,
 ) -> Result<(), Failure> {
     let log = ok(store.read(id).await, what)?;
+    if log == expected {
+        return Ok(());
+    }
+    let (got, want) = (sequences(&log), sequences(expected));
     ensure!(
-        log == expected,
-        "{what}: log of {id} has sequences {:?}, expected {:?} (or the envelopes differ)",
-        sequences(&log),
-        sequences(expected)
+        got == want,
+        "{what}: log of {id} has sequences {got:?}, expected {want:?}"
     );
-    Ok(())
+    Err(Failure(envelope_difference(what, id, &log, expected)))
+}
+
+/// Where two logs of the same sequences first differ: the envelope, the JSON pointer
+/// of the field, and both values there (`absent` for a field one side lacks), so a
+/// store that drops or rewrites one field reads as that.
+fn envelope_difference(
+    what: &str,
+    id: &str,
+    got: &[loom_kernel::EventEnvelope],
+    want: &[loom_kernel::EventEnvelope],
+) -> String {
+    let Some((i, (g, w))) = got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w) else {
+        return format!("{what}: log of {id} differs from the one written");
+    };
+    let (g, w) = (g.to_value(), w.to_value());
+    let at = loom_report::first_difference(&w, &g).unwrap_or_default();
+    let show = |v: &serde_json::Value| {
+        v.pointer(&at)
+            .map_or("absent".to_owned(), |x| x.to_string())
+    };
+    format!(
+        "{what}: log of {id} has the sequences written, but envelope {i} (sequence {}) differs at `{at}`: written {}, read back {}",
+        want[i].sequence,
+        show(&w),
+        show(&g)
+    )
 }
 
 /// The claim is consistent and shares the kernel's major version (SPI-21, SPI-01).
@@ -2239,4 +2267,42 @@ pub async fn spi_23_hostile_ids_are_distinct_streams_in_byte_order<S: EventStore
         )));
     }
     Ok(Outcome::Pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::envelope_difference;
+    use loom_kernel::EventEnvelope;
+    use serde_json::json;
+
+    fn envelope(sequence: u64, metadata: Option<serde_json::Value>) -> EventEnvelope {
+        EventEnvelope {
+            id: format!("e{sequence}"),
+            workflow_id: "w".into(),
+            execution_id: "x".into(),
+            event_type: "STEP_STARTED".into(),
+            sequence,
+            timestamp_ms: 1,
+            payload: json!({"stepId": "s", "n": sequence}),
+            metadata: metadata.and_then(|m| m.as_object().cloned()),
+        }
+    }
+
+    /// SPI-23: a read-back that keeps every sequence but drops or rewrites a field is
+    /// named by envelope, field and both values, not as a sequence mismatch.
+    #[test]
+    fn spi_23_a_field_lost_on_read_is_named_by_envelope_and_pointer() {
+        let written = [envelope(0, None), envelope(1, Some(json!({})))];
+        let dropped = [envelope(0, None), envelope(1, None)];
+        assert_eq!(
+            envelope_difference("read after append", "x", &dropped, &written),
+            "read after append: log of x has the sequences written, but envelope 1 (sequence 1) differs at `/metadata`: written {}, read back absent"
+        );
+        let mut rewritten = written.clone();
+        rewritten[0].payload = json!({"stepId": "s", "n": 7});
+        assert_eq!(
+            envelope_difference("read after append", "x", &rewritten, &written),
+            "read after append: log of x has the sequences written, but envelope 0 (sequence 0) differs at `/payload/n`: written 0, read back 7"
+        );
+    }
 }
