@@ -50,30 +50,68 @@ async fn handle(world: Arc<World>, stream: TcpStream) -> std::io::Result<()> {
     let mut lines = BufReader::new(read);
     let mut line = String::new();
     lines.read_line(&mut line).await?;
-    let response = if line.len() > LINE_BYTES_MAX {
-        json!({ "err": err_to_json(&StoreError::new(StoreErrorKind::InvalidArgument, "request too long")) })
+    let reply = if line.len() > LINE_BYTES_MAX {
+        Err(StoreError::new(
+            StoreErrorKind::InvalidArgument,
+            "request too long",
+        ))
     } else {
         match serde_json::from_str::<Value>(&line) {
-            Ok(req) => match dispatch(&world, &req).await {
-                Ok(v) => json!({ "ok": v }),
-                Err(e) => json!({ "err": err_to_json(&e) }),
-            },
-            Err(e) => {
-                json!({ "err": err_to_json(&StoreError::new(StoreErrorKind::InvalidArgument, e.to_string())) })
-            }
+            Ok(req) => dispatch(&world, &req).await,
+            Err(e) => Err(StoreError::new(
+                StoreErrorKind::InvalidArgument,
+                e.to_string(),
+            )),
         }
     };
-    let mut out = response.to_string();
+    let mut out = match reply {
+        Ok(Reply::Json(v)) => json!({ "ok": v }).to_string(),
+        Ok(Reply::Log(log, len)) => log_text(&log, len),
+        Err(e) => json!({ "err": err_to_json(&e) }).to_string(),
+    };
     out.push('\n');
     write.write_all(out.as_bytes()).await?;
     Ok(())
 }
 
-async fn dispatch(world: &World, req: &Value) -> Result<Value, StoreError> {
+/// What the store host answers: a JSON value, or a read's log, which is printed
+/// envelope by envelope instead of being built as one tree first (a read's answer is
+/// most of the bytes the simulated network carries, and building, printing and
+/// dropping its tree was a tenth of a seed's CPU).
+enum Reply {
+    Json(Value),
+    Log(Vec<EventEnvelope>, usize),
+}
+
+/// A read's answer, `{"ok":{"events":[…],"len":N}}`: the same members a tree of it would
+/// print, each envelope in its wire order.
+fn log_text(log: &[EventEnvelope], len: usize) -> String {
+    let mut out = Vec::with_capacity(64 + 256 * log.len());
+    out.extend_from_slice(b"{\"ok\":{\"events\":[");
+    for (i, e) in log.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Printing an envelope into memory cannot fail: its payload and metadata are
+        // JSON values, whose keys are strings.
+        let _ = serde_json::to_writer(&mut out, e);
+    }
+    out.extend_from_slice(format!("],\"len\":{len}}}}}").as_bytes());
+    // serde_json prints UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+async fn dispatch(world: &World, req: &Value) -> Result<Reply, StoreError> {
     let op = req["op"].as_str().unwrap_or("");
     let from = req["from"].as_str().unwrap_or("?");
     let now = STORE_TIME.now_ms();
-    let result = execute(world, op, req, now).await;
+    let result = if op == "read" {
+        read(world, req, from, now)
+            .await
+            .map(|(log, len)| Reply::Log(log, len))
+    } else {
+        execute(world, op, req, now).await.map(Reply::Json)
+    };
     // The trace names the operation, its caller and its result; payloads are left out
     // (they are in the final logs) to keep the trace small.
     let mut line = json!({ "t": now - EPOCH_MS, "from": from, "op": op });
@@ -81,9 +119,9 @@ async fn dispatch(world: &World, req: &Value) -> Result<Value, StoreError> {
         line["exec"] = x.clone();
     }
     match &result {
-        Ok(v) => {
+        Ok(Reply::Log(_, len)) => line["ok"] = json!(len),
+        Ok(Reply::Json(v)) => {
             line["ok"] = match op {
-                "read" => v["len"].clone(),
                 "claim" => json!(v.get("executionId").or(v.get("package")).cloned()),
                 _ => v.clone(),
             }
@@ -109,50 +147,58 @@ async fn scan_due(world: &World, now: i64) -> Result<Vec<Timer>, StoreError> {
     }
 }
 
+/// A read: the log as the store serves it (a planted bug may damage or shorten it) and
+/// the store's true head.
+async fn read(
+    world: &World,
+    req: &Value,
+    from: &str,
+    now: i64,
+) -> Result<(Vec<EventEnvelope>, usize), StoreError> {
+    let op = "read";
+    let exec = str_field(req, "exec")?;
+    let floor = world.book().history.read_floor(&exec);
+    let Answer::Log(mut log) = world.call(from, Op::Read(exec.clone())).await? else {
+        return Err(shape(op));
+    };
+    world.held(|h| h.on_read(&exec, log.len() as u64, floor));
+    // Coverage: a read while one of the execution's timers is due and its park
+    // has not landed (the window of the 0 ms sleep bug), so a sweep shows it
+    // reached the window.
+    let due = scan_due(world, now).await?;
+    if due.iter().any(|t| {
+        t.execution_id == exec
+            && !log.iter().any(|e| {
+                e.event_type == "EXECUTION_SUSPENDED"
+                    && e.payload.get("wakeAt").and_then(Value::as_i64) == Some(t.wake_at_ms)
+            })
+    }) {
+        world.book().due_before_park += 1;
+    }
+    // `len` is the store's true head: the client keeps it as the REPLAY-01
+    // oracle, so a read that hides events cannot hide them from the check.
+    let len = log.len();
+    if world.bug == Some(PlantedBug::CorruptStepOutputOnRead) {
+        // A store that serves a damaged copy of a recorded step output (a bad
+        // cache, a decoding bug): the stored log stays right.
+        if let Some(e) = log.iter_mut().find(|e| e.event_type == "STEP_COMPLETED") {
+            if let Some(v) = e.payload.pointer_mut("/output/v") {
+                *v = json!(v.as_u64().map_or(0, |x| x + 1));
+            }
+        }
+    }
+    if world.bug == Some(PlantedBug::StaleReadsBlindAppends)
+        && log.last().is_some_and(|e| e.event_type == "STEP_COMPLETED")
+    {
+        log.pop();
+    }
+    Ok((log, len))
+}
+
 async fn execute(world: &World, op: &str, req: &Value, now: i64) -> Result<Value, StoreError> {
     let from = req["from"].as_str().unwrap_or("?").to_owned();
     match op {
         "append" => append(world, req).await,
-        "read" => {
-            let exec = str_field(req, "exec")?;
-            let floor = world.book().history.read_floor(&exec);
-            let Answer::Log(mut log) = world.call(&from, Op::Read(exec.clone())).await? else {
-                return Err(shape(op));
-            };
-            world.held(|h| h.on_read(&exec, log.len() as u64, floor));
-            // Coverage: a read while one of the execution's timers is due and its park
-            // has not landed (the window of the 0 ms sleep bug), so a sweep shows it
-            // reached the window.
-            let due = scan_due(world, now).await?;
-            if due.iter().any(|t| {
-                t.execution_id == exec
-                    && !log.iter().any(|e| {
-                        e.event_type == "EXECUTION_SUSPENDED"
-                            && e.payload.get("wakeAt").and_then(Value::as_i64) == Some(t.wake_at_ms)
-                    })
-            }) {
-                world.book().due_before_park += 1;
-            }
-            // `len` is the store's true head: the client keeps it as the REPLAY-01
-            // oracle, so a read that hides events cannot hide them from the check.
-            let len = log.len();
-            if world.bug == Some(PlantedBug::CorruptStepOutputOnRead) {
-                // A store that serves a damaged copy of a recorded step output (a bad
-                // cache, a decoding bug): the stored log stays right.
-                if let Some(e) = log.iter_mut().find(|e| e.event_type == "STEP_COMPLETED") {
-                    if let Some(v) = e.payload.pointer_mut("/output/v") {
-                        *v = json!(v.as_u64().map_or(0, |x| x + 1));
-                    }
-                }
-            }
-            if world.bug == Some(PlantedBug::StaleReadsBlindAppends)
-                && log.last().is_some_and(|e| e.event_type == "STEP_COMPLETED")
-            {
-                log.pop();
-            }
-            let events: Vec<Value> = log.iter().map(EventEnvelope::to_value).collect();
-            Ok(json!({ "events": events, "len": len }))
-        }
         "list" => match world.call(&from, Op::List).await? {
             Answer::Ids(ids) => Ok(json!(ids)),
             _ => Err(shape(op)),
@@ -361,7 +407,11 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
     let exec = str_field(req, "exec")?;
     let expected_next: u64 = field(req, "expectedNext")?;
     let presented: Option<u64> = field(req, "fence")?;
-    let raw: Vec<Value> = field(req, "events")?;
+    // Read where they lie in the request, not from a copy of its array.
+    let raw = req
+        .get("events")
+        .and_then(Value::as_array)
+        .ok_or_else(|| StoreError::new(StoreErrorKind::InvalidArgument, "events: not an array"))?;
     let mut events: Vec<EventEnvelope> = Vec::with_capacity(raw.len());
     for (i, v) in raw.iter().enumerate() {
         events.push(

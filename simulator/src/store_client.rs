@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use loom_kernel::envelope::decode_one;
 use loom_kernel::spi::{
     Anchor, AppendAck, Capabilities, EventStore, EventStoreCapabilities, EventStoreMethod,
     ExecutionPackage, FenceToken, Lease, SnapshotStore, SnapshotStoreCapabilities,
@@ -15,6 +16,8 @@ use loom_kernel::spi::{
 use loom_kernel::{
     EventEnvelope, SnapshotRecord, EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
 };
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use turmoil::net::TcpStream;
@@ -37,6 +40,21 @@ thread_local! {
 /// count (coverage: evidence that lost messages reached the callers).
 pub fn take_calls_timed_out() -> u64 {
     CALLS_TIMED_OUT.with(|c| c.replace(0))
+}
+
+/// A read's answer as the store host prints it: the envelopes kept as their own text.
+#[derive(Deserialize)]
+struct ReadReply<'a> {
+    #[serde(borrow)]
+    ok: Option<ReadLog<'a>>,
+    err: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ReadLog<'a> {
+    #[serde(borrow)]
+    events: Vec<&'a RawValue>,
+    len: Option<u64>,
 }
 
 /// A store client for one host and one run: every call is one simulated TCP request
@@ -112,8 +130,22 @@ impl StoreClient {
             .copied()
     }
 
-    /// Sends one request and waits for its response.
-    pub async fn call(&self, op: &str, mut req: Value) -> Result<Value, StoreError> {
+    /// Sends one request and waits for its response's value.
+    pub async fn call(&self, op: &str, req: Value) -> Result<Value, StoreError> {
+        let answer = self.exchange(op, req).await?;
+        let mut v: Value = serde_json::from_str(&answer).map_err(|e| backend(e.to_string()))?;
+        // The answer's value is moved out, not copied: a read's log is most of it.
+        if let Some(ok) = v.get_mut("ok") {
+            return Ok(ok.take());
+        }
+        match v.get("err") {
+            Some(err) => Err(err_from_json(err)),
+            None => Err(backend("malformed response")),
+        }
+    }
+
+    /// Sends one request and waits for its response line, as text.
+    async fn exchange(&self, op: &str, mut req: Value) -> Result<String, StoreError> {
         req["op"] = json!(op);
         req["from"] = json!(self.host);
         let mut line = req.to_string();
@@ -139,12 +171,7 @@ impl StoreClient {
         if answer.len() > LINE_BYTES_MAX {
             return Err(backend("response too long"));
         }
-        let v: Value = serde_json::from_str(&answer).map_err(|e| backend(e.to_string()))?;
-        match (v.get("ok"), v.get("err")) {
-            (Some(ok), _) => Ok(ok.clone()),
-            (None, Some(err)) => Err(err_from_json(err)),
-            _ => Err(backend("malformed response")),
-        }
+        Ok(answer)
     }
 
     /// Claims a package for `worker`.
@@ -213,12 +240,22 @@ impl EventStore for StoreClient {
     }
 
     async fn read(&self, execution_id: &str) -> Result<Vec<EventEnvelope>, StoreError> {
-        let v = self.call("read", json!({ "exec": execution_id })).await?;
-        let raw = v["events"].as_array().cloned().unwrap_or_default();
-        let len = v["len"].as_u64().unwrap_or(raw.len() as u64);
+        let answer = self
+            .exchange("read", json!({ "exec": execution_id }))
+            .await?;
+        // Each envelope is decoded from its own text where it lies in the answer, with
+        // the strict decoder, instead of from a tree of the whole answer.
+        let reply: ReadReply<'_> =
+            serde_json::from_str(&answer).map_err(|e| backend(format!("read: {e}")))?;
+        let (raw, len) = match reply {
+            ReadReply { ok: Some(ok), .. } => (ok.events, ok.len),
+            ReadReply { err: Some(err), .. } => return Err(err_from_json(&err)),
+            _ => return Err(backend("malformed response")),
+        };
+        let len = len.unwrap_or(raw.len() as u64);
         let mut log = Vec::with_capacity(raw.len());
         for (i, e) in raw.iter().enumerate() {
-            log.push(EventEnvelope::from_value(e, i).map_err(|e| backend(e.to_string()))?);
+            log.push(decode_one(e.get(), i).map_err(|e| backend(e.to_string()))?);
         }
         self.read_len
             .lock()
