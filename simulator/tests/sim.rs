@@ -284,6 +284,19 @@ fn place_04_place_05_spi_23_sqlite_store_under_simulation() {
 }
 
 #[test]
+fn a_sqlite_directory_that_is_not_there_yet_is_made() {
+    let dir = std::env::temp_dir().join(format!("loom-sim-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = format!("sqlite:{}", dir.join("a/b").display());
+    sweep_store_passes(&store, 0..1);
+    assert!(
+        dir.join("a/b").is_dir(),
+        "{store}: the directory was not made"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn place_04_place_05_spi_23_python_store_adapter_under_simulation() {
     sweep_store_passes(
         "cmd:python3 ../examples/python-sqlite-store/adapter.py --lease-ms 1000",
