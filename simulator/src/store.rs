@@ -603,13 +603,14 @@ impl SimStore {
             StoreSpec::Memory => return Ok(SimStore::Memory(MemoryEventStore::new())),
             StoreSpec::Sqlite(dir) => {
                 let dir = dir.clone().unwrap_or_else(std::env::temp_dir);
-                // A directory that is not there yet is made, as `--out` is.
-                std::fs::create_dir_all(&dir).map_err(|e| {
-                    format!(
-                        "the directory {} for the SQLite files could not be made: {e}",
+                // A missing directory is a setup error (as `loom conform` has it), named
+                // with the fix instead of SQLite's "unable to open database file".
+                if !dir.is_dir() {
+                    return Err(format!(
+                        "the directory {0} for the SQLite files does not exist or is not a directory: make it first (mkdir -p {0})",
                         dir.display()
-                    )
-                })?;
+                    ));
+                }
                 let path = dir.join(format!("loom-sim-{}-{seed}.db", std::process::id()));
                 for p in sqlite_files(&path) {
                     let _ = std::fs::remove_file(p);

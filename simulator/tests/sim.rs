@@ -284,16 +284,22 @@ fn place_04_place_05_spi_23_sqlite_store_under_simulation() {
 }
 
 #[test]
-fn a_sqlite_directory_that_is_not_there_yet_is_made() {
-    let dir = std::env::temp_dir().join(format!("loom-sim-dir-{}", std::process::id()));
+fn a_sqlite_directory_that_is_not_there_is_named_with_the_fix() {
+    let dir = std::env::temp_dir().join(format!("loom-sim-no-dir-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let store = format!("sqlite:{}", dir.join("a/b").display());
-    sweep_store_passes(&store, 0..1);
-    assert!(
-        dir.join("a/b").is_dir(),
-        "{store}: the directory was not made"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    let config = SimConfig {
+        store: format!("sqlite:{}", dir.display())
+            .parse()
+            .expect("a store name"),
+        ..SimConfig::default()
+    };
+    let out = run_seed(0, &config);
+    let error = out
+        .error
+        .expect("a seed on a missing directory must not run");
+    let fix = format!("make it first (mkdir -p {})", dir.display());
+    assert!(error.contains(&fix), "{error}");
+    assert!(!dir.exists(), "the directory was made: {}", dir.display());
 }
 
 #[test]

@@ -100,7 +100,7 @@ pub struct SimArgs {
     /// Run this one seed (the same as --from S --seeds 1).
     #[arg(long, value_name = "S", conflicts_with_all = ["from", "seeds"])]
     pub seed: Option<u64>,
-    /// The event store under simulation: memory, sqlite[:DIR] (DIR made if missing), postgres://URL or cmd:COMMAND (a store adapter
+    /// The event store under simulation: memory, sqlite[:DIR], postgres://URL or cmd:COMMAND (a store adapter
     /// speaking the store protocol: `loom docs store-protocol`).
     #[arg(long, default_value = "memory")]
     pub store: String,
