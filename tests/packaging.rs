@@ -204,7 +204,7 @@ fn the_dockerfile_builds_loom_and_runs_it() {
 
 /// ARCHITECTURE.md, `store-client/`: the stdio store client depends on the kernel's SPI
 /// types, the process runner, serde and serde_json only. A dependency on the kits, the
-/// reports or the simulator would bring the runner's or turmoil's concerns into every
+/// reports or the simulator would bring the runner's or the simulator's concerns into every
 /// user of the client.
 #[test]
 fn the_store_client_depends_on_the_kernel_and_the_process_runner_only() {

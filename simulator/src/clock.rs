@@ -6,7 +6,7 @@ use loom_kernel::spi::Clock;
 /// Epoch the simulated clock starts at (2026-01-01T00:00:00Z), so timestamps look real.
 pub const EPOCH_MS: i64 = 1_767_225_600_000;
 
-/// The runtime's injected clock: turmoil's simulated elapsed time since the start,
+/// The runtime's injected clock: the simulated network's elapsed time since the start,
 /// plus the reading host's clock offset. The store host (and the harness) read it with
 /// offset 0: that is "store time", what the invariants judge by.
 #[derive(Debug, Clone, Copy, Default)]
@@ -28,7 +28,7 @@ impl SimClock {
 impl Clock for SimClock {
     fn now_ms(&self) -> i64 {
         // Outside a simulation (never in practice) the clock reads the epoch.
-        let ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis());
+        let ms = crate::net::elapsed().map_or(0, |d| d.as_millis());
         EPOCH_MS
             .saturating_add(i64::try_from(ms).unwrap_or(i64::MAX - EPOCH_MS))
             .saturating_add(self.offset_ms)

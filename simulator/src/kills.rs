@@ -84,6 +84,11 @@ impl StoreCrashes {
         }
     }
 
+    /// When the next crash is due, simulated ms.
+    pub fn next_at(&self) -> Option<u64> {
+        self.pending.last().map(|(at, _)| *at)
+    }
+
     /// Applies the crashes due at `now_ms` (after the requests in flight settled).
     pub fn apply(&mut self, now_ms: u64, world: &World, restart_backend: Option<&str>) {
         while self.pending.last().is_some_and(|(at, _)| *at <= now_ms) {

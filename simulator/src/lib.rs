@@ -2,17 +2,19 @@
 //!
 //! This crate runs the reference runtime the way it is deployed: a store server (the
 //! in-memory EventStore, TimerStore and dispatcher behind a JSON-lines protocol),
-//! N stateless workers and a client, all hosts on a [turmoil] network, under seeded
+//! N stateless workers and a client, all hosts on a simulated network ([`net`]), under seeded
 //! faults. Each seed draws the whole setup ("swarm" testing): worker count, fault
 //! rates, message latencies and the scenario mix. A run has two phases: **safety**,
-//! with worker crashes (injected crash points and turmoil bounces), partitions between
+//! with worker crashes (injected crash points and host bounces), partitions between
 //! workers and the store, zombie workers and hostile resumes; then **liveness**, with
 //! faults off, in which every execution must reach a terminal state.
 //!
 //! Key design decision: the simulator owns every source of nondeterminism. Randomness
-//! comes from one seeded xorshift ([`rng::Rng`]), turmoil is seeded with the same seed,
-//! time is turmoil's simulated time (the runtime's [`loom_kernel::spi::Clock`] reads
-//! it), hosts are scheduled by turmoil on one thread, and every map is ordered. So a
+//! comes from one seeded xorshift ([`rng::Rng`]), the network draws its latencies and
+//! losses from a stream of the same seed, time is the simulated time of one paused
+//! current-thread runtime that jumps to the next timer or packet delivery (the
+//! runtime's [`loom_kernel::spi::Clock`] reads it), every host is a task of that one
+//! runtime on one thread, and every map is ordered. So a
 //! seed replays byte for byte, and the trace (every store operation and its result,
 //! as JSON lines) is the evidence for that (CONF-05).
 //!
@@ -28,7 +30,8 @@
 //!
 //! The modules, from the bottom up (each uses only those above it; no two use each
 //! other):
-//! [`rng`] and `clock` (randomness and simulated time), `wire` (the store protocol and
+//! [`rng`], [`net`] (the simulated network and its clock) and `clock` (the hosts'
+//! clocks), `wire` (the store protocol and
 //! the store host's names), [`store`] (the store under test: memory inline, or a real
 //! store with a connection per host), `config` (settings and planted bugs), `workload`
 //! (generated flows, effects, answers, crash points), `history` (a real store's answers
@@ -40,7 +43,7 @@
 //! `check` (the final invariants), `schedule` (drawing, writing and reading a seed's
 //! setup and fault schedule), `stats` (coverage counters and the evidence that credits
 //! a rule), `outcome` (what a seed produced, its files and digest), `run` (one run:
-//! the hosts on the network and the stepping loop), `shrink` (cutting a failing
+//! the hosts as tasks, the fault schedule and the final checks), `shrink` (cutting a failing
 //! schedule) and `sweep` (many runs, on threads).
 #![deny(missing_docs)]
 
@@ -51,6 +54,7 @@ mod history;
 mod hosts;
 mod kills;
 mod linear;
+pub mod net;
 mod outcome;
 pub mod rng;
 mod run;
@@ -68,7 +72,7 @@ mod world;
 pub use check::RULES;
 pub use config::{PlantedBug, SimConfig, Workload, HEAVY_LIVENESS_MS};
 pub use outcome::{determinism_result, trace_digest, write_artifacts, SimOutcome};
-pub use run::{replay, run_seed, STORE_DOWN_MS, TICK_MS};
+pub use run::{replay, run_seed, STORE_DOWN_MS};
 pub use schedule::{
     scenario_from_text, CLOCK_SKEW_MS_MAX, CLOCK_SKEW_PER_MILLE, EXECUTIONS_MAX, EXECUTIONS_MIN,
     FAULT_ACTIONS_MAX, FAULT_KINDS, FLEET_MIXED_PER_MILLE, FLEET_OLDEST_MINOR,

@@ -1,9 +1,16 @@
-//! One run: the hosts on a turmoil network, the fault schedule applied as simulated time
-//! passes, then the final checks over the logs the store holds.
+//! One run: the hosts as tasks of one paused runtime on the simulated network
+//! ([`crate::net`]), the fault schedule applied as simulated time passes, then the final
+//! checks over the logs the store holds.
 
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use loom_kernel::runtime::block_on;
 use loom_kernel::spi::ExecutionDispatcher;
@@ -13,7 +20,8 @@ use serde_json::{json, Value};
 
 use crate::check::{self, RULES};
 use crate::config::SimConfig;
-use crate::hosts;
+use crate::hosts::{self, HostResult};
+use crate::net::Net;
 use crate::outcome::{write_artifacts, SimOutcome};
 use crate::rng::Rng;
 use crate::schedule::{
@@ -25,12 +33,10 @@ use crate::store_client;
 use crate::wire::{STORE_HOST, TARGET};
 use crate::world::{Book, Violation, World};
 
-/// Turmoil's tick, in simulated milliseconds.
-pub const TICK_MS: u64 = 2;
 /// How long a store restart keeps the store unreachable, simulated milliseconds.
 pub const STORE_DOWN_MS: u64 = 150;
 
-/// Slack between the client's deadline and turmoil's hard simulation limit.
+/// Slack between the client's deadline and the run's hard limit, simulated ms.
 const SIM_SLACK_MS: u64 = 5_000;
 
 /// Runs a schedule file (as `write_artifacts` writes it, shrunk or not) under `config`
@@ -100,25 +106,179 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
     let scenarios = Arc::new(crate::workload::with_successors(&setup.scenarios));
     let faults_on = Arc::new(AtomicBool::new(true));
     let deadline_ms = config.safety_ms + config.liveness_ms;
+    let plan = Plan {
+        seed,
+        setup: &setup,
+        config,
+        schedule: &schedule,
+        scenarios,
+        faults_on,
+        deadline_ms,
+    };
+    let ran = match simulate(&world, plan, &mut crashes) {
+        Ok(r) => r,
+        Err(e) => {
+            let message = format!("seed {seed}: the simulation could not start: {e}");
+            return unrunnable(seed, schedule, &message);
+        }
+    };
+    let Ran {
+        simulated_ms,
+        sim_error,
+        bounces,
+        partitions,
+        spikes,
+    } = ran;
+    let mut outcome = finish(seed, config, &world, &setup, schedule, sim_error);
+    outcome.stats.bounces = bounces;
+    outcome.stats.partitions = partitions;
+    outcome.stats.spikes = spikes;
+    outcome.stats.calls_timed_out = store_client::take_calls_timed_out();
+    outcome.stats.simulated_ms = simulated_ms;
+    outcome.stats.store_kills = crashes.kills;
+    outcome.stats.backend_restarts = crashes.restarts;
+    outcome.results = credited(seed, std::mem::take(&mut outcome.results), &outcome.stats);
+    outcome
+}
 
-    let mut sim = turmoil::Builder::new()
-        .rng_seed(seed)
-        .tick_duration(Duration::from_millis(TICK_MS))
-        .min_message_latency(Duration::from_millis(setup.latency_ms.0))
-        .max_message_latency(Duration::from_millis(setup.latency_ms.1))
-        .simulation_duration(Duration::from_millis(deadline_ms + SIM_SLACK_MS))
-        .build();
+/// What a run needs besides the world: the seed's setup and the run's options.
+struct Plan<'a> {
+    seed: u64,
+    setup: &'a Setup,
+    config: &'a SimConfig,
+    schedule: &'a Value,
+    scenarios: Arc<Vec<crate::workload::Scenario>>,
+    faults_on: Arc<AtomicBool>,
+    deadline_ms: u64,
+}
 
+/// What the simulation itself counted.
+struct Ran {
+    simulated_ms: u64,
+    sim_error: Option<String>,
+    bounces: u64,
+    partitions: u64,
+    spikes: u64,
+}
+
+/// A host's software: started again from the top when the host is bounced.
+type Software = Rc<dyn Fn() -> Pin<Box<dyn Future<Output = HostResult>>>>;
+
+/// The hosts of one run, on one paused current-thread runtime: a host is a task.
+struct Fleet {
+    /// Woken when the client ends or a host fails.
+    stop: Rc<Notify>,
+    client_done: Rc<Cell<bool>>,
+    error: Rc<RefCell<Option<String>>>,
+    /// The bounceable hosts: their software and their running task.
+    running: BTreeMap<String, (Software, tokio::task::JoinHandle<()>)>,
+}
+
+impl Fleet {
+    fn spawn(
+        &self,
+        name: &str,
+        software: &Software,
+        is_client: bool,
+    ) -> tokio::task::JoinHandle<()> {
+        let (stop, done, error) = (
+            self.stop.clone(),
+            self.client_done.clone(),
+            self.error.clone(),
+        );
+        let run = software();
+        let name = name.to_owned();
+        tokio::task::spawn_local(async move {
+            let result = run.await;
+            if let Err(e) = result {
+                error
+                    .borrow_mut()
+                    .get_or_insert_with(|| format!("host {}: {e}", json!(name)));
+            } else if is_client {
+                done.set(true);
+            } else {
+                return;
+            }
+            stop.notify_one();
+        })
+    }
+
+    fn start(&mut self, name: &str, software: Software) {
+        let task = self.spawn(name, &software, false);
+        self.running.insert(name.to_owned(), (software, task));
+    }
+
+    /// Crashes `name` (its tasks are dropped where they wait) and starts its software
+    /// again.
+    fn bounce(&mut self, name: &str) {
+        let Some((software, task)) = self.running.remove(name) else {
+            return;
+        };
+        task.abort();
+        let task = self.spawn(name, &software, false);
+        self.running.insert(name.to_owned(), (software, task));
+    }
+}
+
+/// Runs the hosts and applies the fault schedule as simulated time passes, until the
+/// client ends, a host fails or the hard limit is reached. Time jumps from event to
+/// event (docs/decisions/0011): the runtime is paused, so when every host waits, its
+/// clock moves to the next timer, packet delivery or fault, whichever is first.
+fn simulate(
+    world: &Arc<World>,
+    plan: Plan<'_>,
+    crashes: &mut crate::kills::StoreCrashes,
+) -> Result<Ran, String> {
+    let settle = world.clone();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        // A real store's answers to the requests in flight land before simulated time
+        // moves on: the runtime parks only when every host waits.
+        .on_thread_park(move || settle.settle_store())
+        .build()
+        .map_err(|e| format!("starting the simulation's runtime: {e}"))?;
+    let local = tokio::task::LocalSet::new();
+    let ran = local.block_on(&rt, harness(world, plan, crashes));
+    // The hosts' tasks are dropped with the set, before the runtime.
+    drop(local);
+    Ok(ran)
+}
+
+async fn harness(
+    world: &Arc<World>,
+    plan: Plan<'_>,
+    crashes: &mut crate::kills::StoreCrashes,
+) -> Ran {
+    let Plan {
+        seed,
+        setup,
+        config,
+        schedule,
+        scenarios,
+        faults_on,
+        deadline_ms,
+    } = plan;
+    let net = Net::new(seed, setup.latency_ms);
+    let _installed = net.install();
+    tokio::task::spawn_local(crate::net::drive(net.clone()));
+    let mut fleet = Fleet {
+        stop: Rc::new(Notify::new()),
+        client_done: Rc::new(Cell::new(false)),
+        error: Rc::new(RefCell::new(None)),
+        running: BTreeMap::new(),
+    };
     {
         let world = world.clone();
-        sim.host(STORE_HOST, move || crate::server::serve(world.clone()));
+        let store: Software = Rc::new(move || Box::pin(crate::server::serve(world.clone())));
+        fleet.start(STORE_HOST, store);
     }
     for w in 0..setup.workers {
         let (world, scenarios, faults_on) = (world.clone(), scenarios.clone(), faults_on.clone());
         let rng = Arc::new(Mutex::new(Rng::derive(seed, 100 + w as u64)));
         let faults = setup.faults;
         let name = worker_name(w);
-        let fleet: Arc<Vec<(u64, loom_kernel::FoldVersion)>> = Arc::new(
+        let fleet_plan: Arc<Vec<(u64, loom_kernel::FoldVersion)>> = Arc::new(
             setup
                 .fold_versions
                 .get(&name)
@@ -130,17 +290,18 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                 .collect(),
         );
         let host = name.clone();
-        sim.host(host.as_str(), move || {
-            hosts::worker(
+        let software: Software = Rc::new(move || {
+            Box::pin(hosts::worker(
                 name.clone(),
                 world.clone(),
                 scenarios.clone(),
                 faults_on.clone(),
                 rng.clone(),
                 faults,
-                fleet.clone(),
-            )
+                fleet_plan.clone(),
+            ))
         });
+        fleet.start(&host, software);
     }
     {
         let (world, scenarios, faults_on) = (world.clone(), scenarios.clone(), faults_on.clone());
@@ -148,8 +309,16 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         let hostile = setup.hostile_per_mille;
         let resume_faults = setup.resume_fault_per_mille;
         let start_gap_ms_max = setup.start_gap_ms_max;
-        sim.client("client", async move {
-            hosts::client(
+        // The client runs once: when it ends, the run ends.
+        let once = RefCell::new(Some(rng));
+        let software: Software = Rc::new(move || {
+            let (world, scenarios, faults_on) =
+                (world.clone(), scenarios.clone(), faults_on.clone());
+            let rng = once
+                .borrow_mut()
+                .take()
+                .unwrap_or_else(|| Rng::derive(seed, 1));
+            Box::pin(hosts::client(
                 world,
                 scenarios,
                 faults_on,
@@ -157,13 +326,13 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                 hostile,
                 resume_faults,
                 (deadline_ms, start_gap_ms_max),
-            )
-            .await
+            ))
         });
+        let _client = fleet.spawn("client", &software, true);
     }
     // The sweeper is the dispatcher's half that watches the log: it re-queues every
     // execution that is neither parked nor ended (a crashed resume, a lost lease).
-    sim.host("dispatcher", hosts::sweeper);
+    fleet.start("dispatcher", Rc::new(|| Box::pin(hosts::sweeper())));
 
     // Each fault with its entry in the schedule file, which is how the trace names it
     // (the protocol's JSON, the same words a schedule file uses).
@@ -186,39 +355,36 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         .collect();
     // (when, from, to, one way): links to heal.
     let mut repairs: Vec<(u64, String, String, bool)> = Vec::new();
-    let mut sim_error = None;
     let (mut bounces, mut partitions, mut spikes) = (0, 0, 0);
     // (when it ends, host): latency spikes to undo.
     let mut spikes_on: Vec<(u64, String)> = Vec::new();
     // Lossy links from the start of the safety phase (the hosts exist by now).
     for (host, rate) in &setup.loss_per_mille {
-        sim.set_link_fail_rate(host.as_str(), STORE_HOST, *rate as f64 / 1000.0);
+        net.set_loss(host, STORE_HOST, *rate);
     }
+    let limit_ms = deadline_ms + SIM_SLACK_MS;
+    let mut sim_error = None;
     loop {
-        let now = sim.elapsed().as_millis() as u64;
+        let now = net.now_ms();
         while pending.last().is_some_and(|(at, _, _)| *at <= now) {
             if let Some((at, fault, entry)) = pending.pop() {
                 match fault {
                     Fault::Bounce(w) => {
-                        sim.bounce(worker_name(w));
+                        fleet.bounce(&worker_name(w));
                         bounces += 1;
                     }
                     Fault::Partition(ref h, d) => {
-                        sim.partition(h.as_str(), STORE_HOST);
+                        net.partition(h, STORE_HOST);
                         repairs.push((at + d, h.clone(), STORE_HOST.to_owned(), false));
                         partitions += 1;
                     }
                     Fault::Spike(ref h, latency, d) => {
-                        sim.set_link_latency(
-                            h.as_str(),
-                            STORE_HOST,
-                            Duration::from_millis(latency),
-                        );
+                        net.set_latency(h, STORE_HOST, latency, latency);
                         spikes_on.push((at + d, h.clone()));
                         spikes += 1;
                     }
                     Fault::OneWay(ref from, ref to, d) => {
-                        sim.partition_oneway(from.as_str(), to.as_str());
+                        net.partition_oneway(from, to);
                         repairs.push((at + d, from.clone(), to.clone(), true));
                         partitions += 1;
                     }
@@ -226,11 +392,9 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
                         // The store is down for STORE_DOWN_MS: it is cut off from every
                         // host, so requests and acknowledgements in flight are lost; what
                         // it committed survives (World outlives it), and it reopens its
-                        // store. Not a turmoil bounce: a bounced host gets a new tokio
-                        // runtime whose clock starts from the real clock, and runs that
-                        // bounced the store were seen to trace differently (CONF-05).
+                        // store.
                         for h in hosts.iter() {
-                            sim.partition(STORE_HOST, h.as_str());
+                            net.partition(STORE_HOST, h);
                             repairs.push((
                                 at + STORE_DOWN_MS,
                                 STORE_HOST.to_owned(),
@@ -247,9 +411,9 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         repairs.retain(|(at, from, to, oneway)| {
             if *at <= now || now >= config.safety_ms {
                 if *oneway {
-                    sim.repair_oneway(from.as_str(), to.as_str());
+                    net.repair_oneway(from, to);
                 } else {
-                    sim.repair(from.as_str(), to.as_str());
+                    net.repair(from, to);
                 }
                 false
             } else {
@@ -258,14 +422,9 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         });
         spikes_on.retain(|(at, host)| {
             if *at <= now || now >= config.safety_ms {
-                // Back to the seed's latency range: min and max as the builder set them.
+                // Back to the seed's latency range.
                 let (lo, hi) = setup.latency_ms;
-                sim.set_link_latency(host.as_str(), STORE_HOST, Duration::from_millis(lo));
-                sim.set_link_max_message_latency(
-                    host.as_str(),
-                    STORE_HOST,
-                    Duration::from_millis(hi),
-                );
+                net.set_latency(host, STORE_HOST, lo, hi);
                 false
             } else {
                 true
@@ -275,34 +434,48 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
             faults_on.store(false, Ordering::SeqCst);
             // The liveness phase has a healthy network: no more lost messages.
             for host in setup.loss_per_mille.keys() {
-                sim.set_link_fail_rate(host.as_str(), STORE_HOST, 0.0);
+                net.set_loss(host, STORE_HOST, 0);
             }
             world.trace(json!({ "t": now, "phase": "liveness" }));
         }
-        crashes.apply(now, &world, config.restart_backend.as_deref());
-        // A real store's answers to this step's requests land before the next step.
-        world.settle_store();
-        match sim.step() {
-            Ok(true) => break,
-            Ok(false) => {}
-            Err(e) => {
-                sim_error = Some(e.to_string());
-                break;
-            }
+        crashes.apply(now, world, config.restart_backend.as_deref());
+        if let Some(e) = fleet.error.borrow_mut().take() {
+            sim_error = Some(e);
+            break;
+        }
+        if fleet.client_done.get() {
+            break;
+        }
+        if now >= limit_ms {
+            sim_error = Some(format!(
+                "the client had not finished after {limit_ms} ms of simulated time"
+            ));
+            break;
+        }
+        // The next instant the schedule acts at.
+        let next = pending
+            .last()
+            .map(|(at, _, _)| *at)
+            .into_iter()
+            .chain(repairs.iter().map(|r| r.0))
+            .chain(spikes_on.iter().map(|s| s.0))
+            .chain(faults_on.load(Ordering::SeqCst).then_some(config.safety_ms))
+            .chain(crashes.next_at())
+            .fold(limit_ms, u64::min)
+            .max(now + 1);
+        tokio::select! {
+            biased;
+            _ = fleet.stop.notified() => {}
+            _ = tokio::time::sleep_until(net.at(next)) => {}
         }
     }
-    let simulated_ms = sim.elapsed().as_millis() as u64;
-    drop(sim);
-    let mut outcome = finish(seed, config, &world, &setup, schedule, sim_error);
-    outcome.stats.bounces = bounces;
-    outcome.stats.partitions = partitions;
-    outcome.stats.spikes = spikes;
-    outcome.stats.calls_timed_out = store_client::take_calls_timed_out();
-    outcome.stats.simulated_ms = simulated_ms;
-    outcome.stats.store_kills = crashes.kills;
-    outcome.stats.backend_restarts = crashes.restarts;
-    outcome.results = credited(seed, std::mem::take(&mut outcome.results), &outcome.stats);
-    outcome
+    Ran {
+        simulated_ms: net.now_ms(),
+        sim_error,
+        bounces,
+        partitions,
+        spikes,
+    }
 }
 
 fn finish(

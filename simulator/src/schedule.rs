@@ -52,7 +52,7 @@ pub const CLOCK_SKEW_MS_MAX: u64 = 1_000;
 /// Chance (per mille) that a worker or the client runs on a skewed clock.
 pub const CLOCK_SKEW_PER_MILLE: u64 = 500;
 /// Highest message-loss rate a link between the store and another host draws, per
-/// mille of messages (turmoil's `fail_rate`: a lost message drops what is in flight on
+/// mille of messages (a lost message drops what is in flight on
 /// the link, so the call it belonged to times out).
 pub const LOSS_PER_MILLE_MAX: u64 = 20;
 /// Chance (per mille) that a link between the store and another host is lossy.

@@ -12,17 +12,16 @@ use loom_kernel::spi::{
 };
 use loom_kernel::{EventEnvelope, SnapshotRecord};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use turmoil::net::{TcpListener, TcpStream};
 
 use crate::clock::{EPOCH_MS, STORE_TIME};
 use crate::config::PlantedBug;
+use crate::net::{PortListener, Stream};
 use crate::store::{Answer, Op, SimStore};
 use crate::wire::{backend, err_to_json, field, str_field, LINE_BYTES_MAX};
 use crate::workload::GATE_PREFIX;
 use crate::world::{Violation, World};
 
-use crate::wire::STORE_PORT;
+use crate::wire::{STORE_HOST, STORE_PORT};
 /// Most due timers the coverage scan of a read looks at.
 const DUE_SCAN_MAX: usize = 64;
 /// How far ahead a planted early timer store looks: timers fire up to 5 s early.
@@ -33,10 +32,10 @@ pub const FENCE_CHECK_GAP_MS: u64 = 30;
 pub const LEASE_ID_OFFSET: u64 = 1 << 32;
 
 /// Runs the store server until the host is crashed.
-pub async fn serve(world: Arc<World>) -> turmoil::Result {
-    let listener = TcpListener::bind(("0.0.0.0", STORE_PORT)).await?;
+pub async fn serve(world: Arc<World>) -> crate::hosts::HostResult {
+    let listener = PortListener::bind(STORE_HOST, STORE_PORT)?;
     loop {
-        let (stream, _) = listener.accept().await?;
+        let stream = listener.accept().await?;
         let world = world.clone();
         tokio::spawn(async move {
             // A broken connection is the client's problem: it times out and retries.
@@ -45,11 +44,8 @@ pub async fn serve(world: Arc<World>) -> turmoil::Result {
     }
 }
 
-async fn handle(world: Arc<World>, stream: TcpStream) -> std::io::Result<()> {
-    let (read, mut write) = stream.into_split();
-    let mut lines = BufReader::new(read);
-    let mut line = String::new();
-    lines.read_line(&mut line).await?;
+async fn handle(world: Arc<World>, stream: Stream) -> std::io::Result<()> {
+    let line = stream.read_line().await?;
     let reply = if line.len() > LINE_BYTES_MAX {
         Err(StoreError::new(
             StoreErrorKind::InvalidArgument,
@@ -70,8 +66,7 @@ async fn handle(world: Arc<World>, stream: TcpStream) -> std::io::Result<()> {
         Err(e) => json!({ "err": err_to_json(&e) }).to_string(),
     };
     out.push('\n');
-    write.write_all(out.as_bytes()).await?;
-    Ok(())
+    stream.write_all(out.into_bytes())
 }
 
 /// What the store host answers: a JSON value, or a read's log, which is printed

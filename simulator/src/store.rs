@@ -5,17 +5,18 @@
 //! Key design decisions:
 //!
 //! - **Memory** (the default) is served inline by the store host: every call completes
-//!   inside the simulation step that made it, so a seed replays byte for byte (CONF-05).
+//!   inside the task that made it, at the same simulated instant, so a seed replays byte for byte (CONF-05).
 //! - **A real store** (SQLite, PostgreSQL, a `cmd:` adapter) is a *deployment's*
 //!   store: each calling host (every worker, the client, the dispatcher's sweeper) has a
 //!   connection of its own, served from a thread of its own: for `cmd:` its own adapter
 //!   process of the same command (store protocol 1.2: `hello` carries `clientIndex` and
 //!   `clientCount`; client 0 is the harness's own connection, the one that sends
 //!   `reset` and reads for the checks), for SQLite and PostgreSQL its own connection.
-//!   Requests the hosts make in one simulation step are sent together and answered
-//!   concurrently in real time; before the next step the run waits for every answer
+//!   Requests the hosts make before the seed's runtime next parks are sent together
+//!   and answered concurrently in real time; before simulated time moves on (the
+//!   runtime's park hook) the run waits for every answer
 //!   ([`SimStore::settle`]), so simulated time never runs ahead of the store and every
-//!   answer lands at the step after its request. What the backend decides between
+//!   answer lands at the instant of its request. What the backend decides between
 //!   concurrent requests (which of two racing claims wins) is the backend's: that is
 //!   what a real store can vary between two runs of a seed (docs/simulator.md,
 //!   "Determinism with a real store"; docs/decisions/0012).
@@ -49,7 +50,7 @@ pub use crate::wire::TARGET;
 /// Client indexes a `cmd:` store keeps free for hosts that appear after the start (a
 /// second client of a concurrent resume, a planted bug's runtime).
 pub const LATE_CLIENTS_MAX: usize = 4;
-/// Longest real time the run waits for the answers in flight before the next step; an
+/// Longest real time the run waits for the answers in flight before time moves on; an
 /// adapter's own call timeout ends a hung call well before it.
 pub const SETTLE_WAIT_MS_MAX: u64 = 120_000;
 /// Most adapter faults (crashes, garbled lines, with the adapter's stderr) kept per seed.
@@ -773,7 +774,7 @@ impl SimStore {
     }
 
     /// Waits until every request in flight is answered (a no-op in memory): called
-    /// before each simulation step.
+    /// before simulated time moves on (the runtime's park hook).
     pub fn settle(&self) {
         if let SimStore::Real(r) = self {
             r.settle();

@@ -19,8 +19,6 @@ use loom_kernel::{
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use turmoil::net::TcpStream;
 
 use crate::wire::{backend, err_from_json, LINE_BYTES_MAX};
 use crate::wire::{STORE_HOST, STORE_PORT};
@@ -61,6 +59,9 @@ struct ReadLog<'a> {
 /// wrapped in a simulated-time timeout.
 pub struct StoreClient {
     host: String,
+    /// The simulated host the calls leave from (the link they take): `host` unless the
+    /// caller is a second identity on another host's machine.
+    machine: String,
     /// A latency spike on every append that carries a park, in simulated ms: the
     /// window between scheduling a timer and its park landing, made wide.
     park_delay_ms: u64,
@@ -75,11 +76,24 @@ impl StoreClient {
     pub fn new(host: &str) -> StoreClient {
         StoreClient {
             host: host.to_owned(),
+            machine: host.to_owned(),
             park_delay_ms: 0,
             appends: AtomicU64::new(0),
             read_len: Mutex::new(BTreeMap::new()),
             fences: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The same client calling from `machine`'s links (a second identity that runs on
+    /// that host, so its partitions, losses and spikes are that host's).
+    pub fn on_machine(mut self, machine: &str) -> StoreClient {
+        self.machine = machine.to_owned();
+        self
+    }
+
+    /// The simulated host this client's calls leave from.
+    pub fn machine(&self) -> &str {
+        &self.machine
     }
 
     /// The store's head at this client's latest read of `exec`: what the current run
@@ -151,13 +165,9 @@ impl StoreClient {
         let mut line = req.to_string();
         line.push('\n');
         let exchange = async {
-            let stream = TcpStream::connect((STORE_HOST, STORE_PORT)).await?;
-            let (read, mut write) = stream.into_split();
-            write.write_all(line.as_bytes()).await?;
-            let mut reader = BufReader::new(read);
-            let mut answer = String::new();
-            reader.read_line(&mut answer).await?;
-            Ok::<String, std::io::Error>(answer)
+            let stream = crate::net::Stream::connect(&self.machine, STORE_HOST, STORE_PORT).await?;
+            stream.write_all(line.into_bytes())?;
+            stream.read_line().await
         };
         let answer =
             match tokio::time::timeout(Duration::from_millis(CALL_TIMEOUT_MS), exchange).await {

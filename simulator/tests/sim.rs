@@ -910,9 +910,31 @@ fn ingress_03_ingress_15_replay_09_resume_faults_and_workload_kinds_are_exercise
     // Some executions continue as new, and their successors are checked too.
     assert!(total.continued > 0, "{total:?}");
     // A crash between EXECUTION_CONTINUED and the successor's start converges: a
-    // recovery started the successor.
-    assert!(total.successor_starts > 0, "{total:?}");
+    // recovery started the successor. That window is narrow (a crash drawn at the one
+    // append that continues), so it is looked for over more seeds, up to
+    // SUCCESSOR_SEEDS.
+    let mut starts = total.successor_starts;
+    for seed in 8..SUCCESSOR_SEEDS.end {
+        if starts > 0 {
+            break;
+        }
+        let out = run_seed(seed, &stormy());
+        assert!(
+            out.violations.is_empty(),
+            "seed {seed}: {:#?}",
+            out.violations
+        );
+        starts += out.stats.successor_starts;
+    }
+    assert!(
+        starts > 0,
+        "no successor started by a recovery in seeds {SUCCESSOR_SEEDS:?}"
+    );
 }
+
+/// The stormy seeds in which a crash between a continue and its successor's start is
+/// looked for (measured: seeds 14 and 20 of 0..24 reach it).
+const SUCCESSOR_SEEDS: std::ops::Range<u64> = 0..24;
 
 /// A found vector states every open point its answer rests on (its basis is measured,
 /// `loom_vectors::generate::found_vector`): under any one modelled other reading, the
@@ -1034,7 +1056,7 @@ fn conf_05_runtime_stores_and_simulator_read_no_wall_clock_or_os_randomness() {
         "HashSet",
     ];
     // (file, word, why it cannot change a seed).
-    let allowed: [(&str, &str, &str); 3] = [
+    let allowed: [(&str, &str, &str); 4] = [
         (
             "store-client/src/schedule.rs",
             "Instant",
@@ -1044,6 +1066,11 @@ fn conf_05_runtime_stores_and_simulator_read_no_wall_clock_or_os_randomness() {
             "process/src/adapter.rs",
             "Instant",
             "the process runner's deadlines for a hung `cmd:` adapter: an adapter that answers in time never reaches them, and one that does not makes the seed an error",
+        ),
+        (
+            "simulator/src/net.rs",
+            "Instant",
+            "tokio's Instant, read inside the seed's paused runtime: simulated time, which only the runtime's jump to its next timer moves",
         ),
         (
             "process/src/group.rs",
@@ -1099,7 +1126,7 @@ fn conf_05_runtime_stores_and_simulator_read_no_wall_clock_or_os_randomness() {
             .replace('\\', "/");
         for word in forbidden {
             if text.contains(word) && !allowed.iter().any(|(f, w, _)| *f == rel && *w == word) {
-                panic!("{rel} mentions `{word}`: code that runs inside a simulated seed must take time from the injected Clock (turmoil time), randomness from the seed, and order from BTreeMap");
+                panic!("{rel} mentions `{word}`: code that runs inside a simulated seed must take time from the injected Clock (simulated time), randomness from the seed, and order from BTreeMap");
             }
         }
         scanned += 1;

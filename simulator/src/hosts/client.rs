@@ -38,7 +38,7 @@ pub async fn client(
     hostile_per_mille: u64,
     resume_fault_per_mille: u64,
     (deadline_ms, start_gap_ms_max): (u64, u64),
-) -> turmoil::Result {
+) -> super::HostResult {
     let name = "client";
     for s in scenarios.iter().filter(|s| s.continues.is_none()) {
         let package = ExecutionPackage {
@@ -238,7 +238,7 @@ async fn concurrent(
     world.book().resume_faults.concurrent += 1;
     let (ca, cb) = (
         Arc::new(StoreClient::new("client")),
-        Arc::new(StoreClient::new("client-b")),
+        Arc::new(StoreClient::new("client-b").on_machine("client")),
     );
     let (ra, rb) = (
         runtime(world, scenarios, ca.clone(), client_clock(world)),

@@ -11,6 +11,9 @@ pub use client::client;
 pub use sweeper::sweeper;
 pub use worker::{worker, WorkerFaults};
 
+/// What a host's software returns when it stops: an error stops the simulation.
+pub type HostResult = Result<(), Box<dyn std::error::Error>>;
+
 /// How often an idle worker polls the dispatcher, in simulated milliseconds.
 pub const WORKER_POLL_MS: u64 = 40;
 /// How often the client looks for parked executions to answer.

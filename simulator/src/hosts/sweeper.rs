@@ -8,7 +8,7 @@ use loom_kernel::spi::EventStore;
 
 use crate::store_client::StoreClient;
 
-pub async fn sweeper() -> turmoil::Result {
+pub async fn sweeper() -> super::HostResult {
     let client = StoreClient::new("dispatcher");
     loop {
         tokio::time::sleep(Duration::from_millis(super::SWEEP_MS)).await;

@@ -44,7 +44,7 @@ pub async fn worker(
     rng: Arc<Mutex<Rng>>,
     faults: WorkerFaults,
     fleet: Arc<Vec<(u64, FoldVersion)>>,
-) -> turmoil::Result {
+) -> super::HostResult {
     // One client and one runtime per worker incarnation (a bounce builds new ones):
     // the client's per-run bookkeeping is cleared before each run instead.
     let client = Arc::new(StoreClient::new(&name).with_park_delay(faults.park_delay_ms));
@@ -226,7 +226,7 @@ async fn drive(
         let tool = started
             .and_then(|e| e.payload.get("toolId").and_then(Value::as_str))
             .unwrap_or(TOOL);
-        let client = Arc::new(StoreClient::new("buggy-runtime"));
+        let client = Arc::new(StoreClient::new("buggy-runtime").on_machine(client.machine()));
         client.mark_read(&scenario.execution_id, log.len() as u64);
         LedgerTap::new(world.clone(), client).invoke(
             &CountingEffect,
