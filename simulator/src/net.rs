@@ -125,7 +125,7 @@ impl Ord for InFlight {
 }
 
 /// A link between two hosts; its key is the pair in name order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Link {
     latency_ms: (u64, u64),
     loss_per_mille: u64,
@@ -226,16 +226,11 @@ impl Net {
 
     fn with_link<T>(&self, a: &str, b: &str, f: impl FnOnce(&mut Link, usize) -> T) -> T {
         let mut inner = self.inner();
-        let latency_ms = inner.latency_ms;
         let ((x, y), dir) = key(a, b);
         let i = match inner.link(x, y) {
             Some(i) => i,
             None => {
-                let link = Link {
-                    latency_ms,
-                    loss_per_mille: 0,
-                    cut: [false; 2],
-                };
+                let link = inner.fresh_link();
                 inner.links.push(((x.to_owned(), y.to_owned()), link));
                 inner.links.len() - 1
             }
@@ -246,13 +241,13 @@ impl Net {
     /// Cuts the link between `a` and `b` both ways; what is in flight on it is lost.
     pub fn partition(&self, a: &str, b: &str) {
         self.with_link(a, b, |l, _| l.cut = [true; 2]);
-        self.purge(a, b, None);
+        self.inner().purge(a, b, None);
     }
 
     /// Cuts the link from `from` to `to` only; what `from` sent on it is lost.
     pub fn partition_oneway(&self, from: &str, to: &str) {
         self.with_link(from, to, |l, dir| l.cut[dir] = true);
-        self.purge(from, to, Some(from));
+        self.inner().purge(from, to, Some(from));
     }
 
     /// Heals the link between `a` and `b` both ways.
@@ -273,18 +268,6 @@ impl Net {
     /// Sets the share of packets the link between `a` and `b` loses, per mille.
     pub fn set_loss(&self, a: &str, b: &str, per_mille: u64) {
         self.with_link(a, b, |l, _| l.loss_per_mille = per_mille);
-    }
-
-    /// Drops the packets in flight between `a` and `b` (only those `from` sent, when
-    /// given).
-    fn purge(&self, a: &str, b: &str, from: Option<&str>) {
-        let mut inner = self.inner();
-        let before = inner.queue.len();
-        inner.queue.retain(|Reverse(p)| {
-            let on_link = (p.from == a && p.to == b) || (p.from == b && p.to == a);
-            !(on_link && from.is_none_or(|f| p.from == f))
-        });
-        inner.dropped += (before - inner.queue.len()) as u64;
     }
 
     fn send(&self, from: &str, to: &str, packet: Packet) {
@@ -327,16 +310,31 @@ impl Inner {
         self.links.iter().position(|((a, b), _)| a == x && b == y)
     }
 
+    /// A link nothing has been set on: the seed's latency range, no loss, no cut.
+    fn fresh_link(&self) -> Link {
+        Link {
+            latency_ms: self.latency_ms,
+            loss_per_mille: 0,
+            cut: [false; 2],
+        }
+    }
+
+    /// Drops the packets in flight between `a` and `b` (only those `from` sent, when
+    /// given), counting them as dropped.
+    fn purge(&mut self, a: &str, b: &str, from: Option<&str>) {
+        let before = self.queue.len();
+        self.queue.retain(|Reverse(p)| {
+            let on_link = (p.from == a && p.to == b) || (p.from == b && p.to == a);
+            !(on_link && from.is_none_or(|f| p.from == f))
+        });
+        self.dropped += (before - self.queue.len()) as u64;
+    }
+
     fn enqueue(&mut self, now_ms: u64, from: &str, to: &str, packet: Packet) {
-        let default = self.latency_ms;
         let ((x, y), dir) = key(from, to);
         let link = match self.link(x, y) {
-            Some(i) => self.links[i].1.clone(),
-            None => Link {
-                latency_ms: default,
-                loss_per_mille: 0,
-                cut: [false; 2],
-            },
+            Some(i) => self.links[i].1,
+            None => self.fresh_link(),
         };
         if link.cut[dir] {
             self.dropped += 1;
@@ -344,11 +342,8 @@ impl Inner {
         }
         if link.loss_per_mille > 0 && self.rng.chance(link.loss_per_mille) {
             // A lost packet breaks the link: what was in flight on it is lost too.
-            let before = self.queue.len();
-            self.queue.retain(|Reverse(p)| {
-                !((p.from == from && p.to == to) || (p.from == to && p.to == from))
-            });
-            self.dropped += 1 + (before - self.queue.len()) as u64;
+            self.dropped += 1;
+            self.purge(from, to, None);
             return;
         }
         let (lo, hi) = link.latency_ms;

@@ -111,6 +111,7 @@ fn run_setup(seed: u64, setup: Setup, config: &SimConfig) -> SimOutcome {
         setup: &setup,
         config,
         schedule: &schedule,
+        callers: &callers,
         scenarios,
         faults_on,
         deadline_ms,
@@ -147,6 +148,8 @@ struct Plan<'a> {
     setup: &'a Setup,
     config: &'a SimConfig,
     schedule: &'a Value,
+    /// Every host that calls the store (the workers, the client, the dispatcher).
+    callers: &'a [String],
     scenarios: Arc<Vec<crate::workload::Scenario>>,
     faults_on: Arc<AtomicBool>,
     deadline_ms: u64,
@@ -161,8 +164,10 @@ struct Ran {
     spikes: u64,
 }
 
+/// One incarnation of a host's software.
+type HostRun = Pin<Box<dyn Future<Output = HostResult>>>;
 /// A host's software: started again from the top when the host is bounced.
-type Software = Rc<dyn Fn() -> Pin<Box<dyn Future<Output = HostResult>>>>;
+type Software = Rc<dyn Fn() -> HostRun>;
 
 /// The hosts of one run, on one paused current-thread runtime: a host is a task.
 struct Fleet {
@@ -175,18 +180,13 @@ struct Fleet {
 }
 
 impl Fleet {
-    fn spawn(
-        &self,
-        name: &str,
-        software: &Software,
-        is_client: bool,
-    ) -> tokio::task::JoinHandle<()> {
+    /// Runs one incarnation of a host: its failure, or the client's end, stops the run.
+    fn spawn(&self, name: &str, run: HostRun, is_client: bool) -> tokio::task::JoinHandle<()> {
         let (stop, done, error) = (
             self.stop.clone(),
             self.client_done.clone(),
             self.error.clone(),
         );
-        let run = software();
         let name = name.to_owned();
         tokio::task::spawn_local(async move {
             let result = run.await;
@@ -204,7 +204,7 @@ impl Fleet {
     }
 
     fn start(&mut self, name: &str, software: Software) {
-        let task = self.spawn(name, &software, false);
+        let task = self.spawn(name, software(), false);
         self.running.insert(name.to_owned(), (software, task));
     }
 
@@ -215,7 +215,7 @@ impl Fleet {
             return;
         };
         task.abort();
-        let task = self.spawn(name, &software, false);
+        let task = self.spawn(name, software(), false);
         self.running.insert(name.to_owned(), (software, task));
     }
 }
@@ -255,6 +255,7 @@ async fn harness(
         setup,
         config,
         schedule,
+        callers,
         scenarios,
         faults_on,
         deadline_ms,
@@ -309,26 +310,17 @@ async fn harness(
         let hostile = setup.hostile_per_mille;
         let resume_faults = setup.resume_fault_per_mille;
         let start_gap_ms_max = setup.start_gap_ms_max;
-        // The client runs once: when it ends, the run ends.
-        let once = RefCell::new(Some(rng));
-        let software: Software = Rc::new(move || {
-            let (world, scenarios, faults_on) =
-                (world.clone(), scenarios.clone(), faults_on.clone());
-            let rng = once
-                .borrow_mut()
-                .take()
-                .unwrap_or_else(|| Rng::derive(seed, 1));
-            Box::pin(hosts::client(
-                world,
-                scenarios,
-                faults_on,
-                rng,
-                hostile,
-                resume_faults,
-                (deadline_ms, start_gap_ms_max),
-            ))
-        });
-        let _client = fleet.spawn("client", &software, true);
+        // The client runs once (it is never bounced): when it ends, the run ends.
+        let run = hosts::client(
+            world,
+            scenarios,
+            faults_on,
+            rng,
+            hostile,
+            resume_faults,
+            (deadline_ms, start_gap_ms_max),
+        );
+        fleet.spawn("client", Box::pin(run), true);
     }
     // The sweeper is the dispatcher's half that watches the log: it re-queues every
     // execution that is neither parked nor ended (a crashed resume, a lost lease).
@@ -349,10 +341,6 @@ async fn harness(
         .map(|((at, f), entry)| (at, f, entry))
         .collect();
     pending.reverse();
-    let hosts: Vec<String> = (0..setup.workers)
-        .map(worker_name)
-        .chain(["client".to_owned(), "dispatcher".to_owned()])
-        .collect();
     // (when, from, to, one way): links to heal.
     let mut repairs: Vec<(u64, String, String, bool)> = Vec::new();
     let (mut bounces, mut partitions, mut spikes) = (0, 0, 0);
@@ -393,7 +381,7 @@ async fn harness(
                         // host, so requests and acknowledgements in flight are lost; what
                         // it committed survives (World outlives it), and it reopens its
                         // store.
-                        for h in hosts.iter() {
+                        for h in callers {
                             net.partition(STORE_HOST, h);
                             repairs.push((
                                 at + STORE_DOWN_MS,
