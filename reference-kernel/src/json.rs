@@ -25,6 +25,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::fmt;
+use std::ops::Range;
 
 /// Deepest nesting [`Json::from_normal_text`] scans; deeper text takes the tree path
 /// (which handles any depth the decoder accepted), so the scan's recursion is bounded.
@@ -77,10 +78,16 @@ impl Json {
     /// path's decision entries): kept without a second scan, which debug builds (the
     /// tests) still make.
     pub(crate) fn from_built_normal_text(text: String) -> Json {
-        // Normal form is what a `Value` prints as (the scan is stricter: it refuses
-        // floats, which the parts may hold), so the check is a round trip.
+        // Normal form is what a `Value` prints as, so the check is a round trip.
         debug_assert_eq!(parse(&text).to_string(), text, "not in normal form");
         Json(Repr::Text(text.into_boxed_str()))
+    }
+
+    /// Text [`scan_normal`] took as one value: kept without a second scan (debug
+    /// builds, the tests, still check it).
+    pub(crate) fn from_scanned_normal_text(text: &str) -> Json {
+        debug_assert!(is_normal(text), "not in normal form: {text}");
+        Json(Repr::Text(text.into()))
     }
 
     /// The value's normal-form text (printed, for a value kept as a tree).
@@ -229,19 +236,48 @@ fn literal(b: &[u8], at: &mut usize, word: &[u8]) -> bool {
 /// returns its contents.
 fn string<'a>(b: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
     let start = *at + 1;
-    let len = b[start..]
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-    if b[start + len] != b'"' {
+    let len = plain_run(&b[start..]);
+    if b.get(start + len) != Some(&b'"') {
         return None;
     }
     *at = start + len + 1;
     Some(&b[start..start + len])
 }
 
-/// An integer as `serde_json` prints one it read: no fraction, no exponent, no leading
-/// zero, no `-0`, within `i64` when negative and `u64` otherwise (outside those it reads
-/// an `f64`, which prints with a fraction).
+/// How many bytes of `s` come before its first quote, backslash or control character
+/// (all of `s` when none does): eight bytes at a time, since strings are most of a log's
+/// bytes. Each test below flags a byte with its high bit; a borrow can flag bytes above a
+/// true hit, never below one, so the lowest flag is the first hit.
+pub(crate) fn plain_run(s: &[u8]) -> usize {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x;
+    let mut chunks = s.chunks_exact(8);
+    let mut done = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let hit = (zero_byte(w ^ (ONES * u64::from(b'"')))
+            | zero_byte(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w))
+            & HIGH;
+        if hit != 0 {
+            return done + (hit.trailing_zeros() / 8) as usize;
+        }
+        done += 8;
+    }
+    let rest = chunks.remainder();
+    done + rest
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .unwrap_or(rest.len())
+}
+
+/// A number as `serde_json` prints one it read: an integer as plain digits (no leading
+/// zero, no `-0`, within `i64` when negative and `u64` otherwise: outside those it reads
+/// an `f64`), any other number as it prints that `f64` (`0.9`, `1.0`, `-0.0`, `1e300`),
+/// which is checked by printing it: `1e3` (printed `1000.0`) and `0.90` are not normal.
 fn number(b: &[u8], at: &mut usize) -> bool {
     let start = *at;
     let negative = b[start] == b'-';
@@ -255,7 +291,7 @@ fn number(b: &[u8], at: &mut usize) -> bool {
     }
     let end = digits_at + n;
     if matches!(b.get(end), Some(b'.' | b'e' | b'E')) {
-        return false;
+        return float(b, at);
     }
     // ASCII digits, so the slice is UTF-8.
     let digits = std::str::from_utf8(&b[start..end]).unwrap_or("x");
@@ -266,6 +302,29 @@ fn number(b: &[u8], at: &mut usize) -> bool {
     };
     *at = end;
     fits
+}
+
+/// A number with a fraction or an exponent, normal when `serde_json` prints the `f64`
+/// it reads from the text as that text (the reading is serde_json's own, so the check
+/// holds whatever rounding it makes).
+fn float(b: &[u8], at: &mut usize) -> bool {
+    let start = *at;
+    let len = b[start..]
+        .iter()
+        .take_while(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+        .count();
+    let Ok(text) = std::str::from_utf8(&b[start..start + len]) else {
+        return false;
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Number(_)) if v.as_f64().is_some() && !v.is_i64() && !v.is_u64() => {
+            *at = start + len;
+            // Printed, not compared as a `Value` (which would compare it with a string).
+            let printed = v.to_string();
+            printed == text
+        }
+        _ => false,
+    }
 }
 
 fn array(b: &[u8], at: &mut usize, depth: usize) -> bool {
@@ -293,6 +352,18 @@ fn array(b: &[u8], at: &mut usize, depth: usize) -> bool {
 }
 
 fn object(b: &[u8], at: &mut usize, depth: usize) -> bool {
+    object_fields(b, at, depth, &mut |_, _| {})
+}
+
+/// One normal-form object at `b[*at]`, the positions of its top-level keys (without
+/// their quotes) and values handed to `field` in order as they are scanned (each byte is
+/// read once).
+fn object_fields(
+    b: &[u8],
+    at: &mut usize,
+    depth: usize,
+    field: &mut dyn FnMut(Range<usize>, Range<usize>),
+) -> bool {
     if depth > NORMAL_SCAN_DEPTH_MAX {
         return false;
     }
@@ -306,6 +377,7 @@ fn object(b: &[u8], at: &mut usize, depth: usize) -> bool {
         if b.get(*at) != Some(&b'"') {
             return false;
         }
+        let key_at = *at + 1;
         let Some(key) = string(b, at) else {
             return false;
         };
@@ -315,13 +387,16 @@ fn object(b: &[u8], at: &mut usize, depth: usize) -> bool {
             return false;
         }
         previous = Some(key);
+        let key_range = key_at..key_at + key.len();
         if b.get(*at) != Some(&b':') {
             return false;
         }
         *at += 1;
+        let value_at = *at;
         if !value(b, at, depth) {
             return false;
         }
+        field(key_range, value_at..*at);
         match b.get(*at) {
             Some(b',') => *at += 1,
             Some(b'}') => {
@@ -333,10 +408,66 @@ fn object(b: &[u8], at: &mut usize, depth: usize) -> bool {
     }
 }
 
+/// Scans one normal-form value (module docs) starting at `b[*at]`, moving `at` past it:
+/// whether it is one. Text it takes is valid JSON, holds no `__proto__` key and no escape.
+pub(crate) fn scan_normal(b: &[u8], at: &mut usize) -> bool {
+    value(b, at, 0)
+}
+
+/// Scans one normal-form object at `b[*at]` like [`scan_normal`], handing the position
+/// of each top-level key (without its quotes) and value to `field` as it goes.
+pub(crate) fn scan_normal_object(
+    b: &[u8],
+    at: &mut usize,
+    field: &mut dyn FnMut(Range<usize>, Range<usize>),
+) -> bool {
+    b.get(*at) == Some(&b'{') && object_fields(b, at, 1, field)
+}
+
+/// Scans a JSON string at `b[*at]` (which must be its opening quote) that holds no
+/// escape and no control character, moving `at` past it: its contents.
+pub(crate) fn scan_plain_string<'a>(b: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+    if b.get(*at) != Some(&b'"') {
+        return None;
+    }
+    string(b, at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The word-at-a-time scan finds the first quote, backslash or control character
+    /// exactly where a byte-by-byte scan does, at every position and alignment, past
+    /// multi-byte UTF-8 and the bytes either side of each stop.
+    #[test]
+    fn plain_run_stops_where_a_byte_scan_stops() {
+        let naive = |s: &[u8]| {
+            s.iter()
+                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                .unwrap_or(s.len())
+        };
+        let fillers: [&[u8]; 4] = [
+            b"abcdefgh",
+            "é€😀".as_bytes(),
+            b"!#[]~\x7f ",
+            b"\x1f\x20\x21\x5b\x5d",
+        ];
+        for stop in [b'"', b'\\', 0x00, 0x1f, 0x0a, b'!', b'#', 0x20] {
+            for filler in fillers {
+                for len in 0..40 {
+                    for at in 0..=len {
+                        let mut s: Vec<u8> = filler.iter().copied().cycle().take(len).collect();
+                        if at < len {
+                            s[at] = stop;
+                        }
+                        assert_eq!(plain_run(&s), naive(&s), "{s:?}");
+                    }
+                }
+            }
+        }
+    }
 
     /// Text a `Value` prints is normal, and is taken as it is.
     #[test]
@@ -352,6 +483,14 @@ mod tests {
             json!([]),
             json!({}),
             json!({"a": [1, {"b": null, "c": [true, false]}], "b": "x", "z": {}}),
+            json!(0.9),
+            json!(1.0),
+            json!(-0.0),
+            json!(-2.5),
+            json!(1e300),
+            json!(5e-324),
+            json!(0.30000000000000004),
+            json!({"name": "router", "propensity": 0.9}),
         ] {
             let text = serde_json::to_string(&v).unwrap();
             let j = Json::from_normal_text(&text).unwrap_or_else(|| panic!("{text}"));
@@ -375,8 +514,14 @@ mod tests {
             "{\"a\":1,\"a\":2}",
             "{\"a\": 1}",
             "[1, 2]",
-            "1.0",
             "1e3",
+            "1E3",
+            "0.90",
+            "1.",
+            ".5",
+            "1.5e",
+            "--1.0",
+            "1.0.0",
             "-0",
             "01",
             "18446744073709551616",

@@ -17,6 +17,15 @@ fn line(seq: usize, kind: &str, payload: &str, meta: Option<&str>) -> String {
     )
 }
 
+/// The payload as `serde_json` prints it (compact, keys sorted, escapes as it writes
+/// them): the form the text path's wire reader takes in one pass. `None` when the text
+/// is not JSON.
+fn normal(payload: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(payload)
+        .ok()
+        .map(|v| v.to_string())
+}
+
 /// Every version: the text path and the whole-log path agree.
 fn agree(text: &str) {
     for v in FoldVersion::all() {
@@ -173,10 +182,18 @@ fn fold_01_text_path_agrees_on_every_payload_shape() {
     let start = line(0, "EXECUTION_STARTED", r#"{"input":{"goal":"g"}}"#, None);
     let mut all = vec![start.clone()];
     for (kind, payload) in PAYLOADS {
-        for meta in METADATA {
-            let text = format!("{start}\n{}\n", line(1, kind, payload, *meta));
-            agree(&text);
-            all.push(line(all.len(), kind, payload, *meta));
+        // Each payload as written, and in the writer's normal form, which the wire
+        // reader takes (metadata too).
+        let normalized = normal(payload);
+        for payload in std::iter::once(*payload).chain(normalized.as_deref()) {
+            for meta in METADATA {
+                let text = format!("{start}\n{}\n", line(1, kind, payload, *meta));
+                agree(&text);
+                all.push(line(all.len(), kind, payload, *meta));
+                if let Some(m) = meta.and_then(normal) {
+                    all.push(line(all.len(), kind, payload, Some(&m)));
+                }
+            }
         }
     }
     agree(&(all.join("\n") + "\n"));
@@ -216,6 +233,102 @@ fn fold_01_text_path_refuses_what_the_strict_decoder_refuses() {
     agree(&format!("[{ok},\n{ok}]"));
     agree("");
     agree("\n\n");
+}
+
+/// Envelopes in the wire form and beside it: the wire reader takes a line only when the
+/// strict decoder reads it as the same envelope, and leaves every other line (a number
+/// or string it must not read, a space, a repeated or missing key) to the paths behind it,
+/// which refuse or take it as the strict decoder does.
+#[test]
+fn fold_01_wire_reader_takes_only_what_the_strict_decoder_reads_alike() {
+    let ok = line(0, "EXECUTION_STARTED", "{}", None);
+    let head = |id: &str, seq: &str, ts: &str| {
+        format!(
+            "{{\"id\":{id},\"workflowId\":\"w\",\"executionId\":\"x\",\"eventType\":\"STEP_STARTED\",\"sequence\":{seq},\"timestamp\":{ts},\"payload\":{{\"stepId\":\"s\"}}}}"
+        )
+    };
+    let mut cases = Vec::new();
+    for ts in [
+        "1",
+        "0",
+        "-0",
+        "-5",
+        "-05",
+        "05",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "1.0",
+        "1e3",
+        "-",
+        "\"1\"",
+    ] {
+        cases.push(head("\"e1\"", "1", ts));
+    }
+    for seq in [
+        "1",
+        "01",
+        "18446744073709551615",
+        "18446744073709551616",
+        "1.0",
+        "-1",
+        "1e0",
+    ] {
+        cases.push(head("\"e1\"", seq, "1"));
+    }
+    for id in [
+        "\"\"",
+        "\"é😀\"",
+        "\"a\\\"b\"",
+        "\"\\u0041\"",
+        "\"tab\there\"",
+        "1",
+        "null",
+    ] {
+        cases.push(head(id, "1", "1"));
+    }
+    let base = head("\"e1\"", "1", "1");
+    cases.push(base.replace("{\"stepId\"", "{ \"stepId\""));
+    cases.push(base.replace(",\"sequence\"", ", \"sequence\""));
+    cases.push(format!("{base} "));
+    cases.push(base.replace("}}", "},\"metadata\":{}}"));
+    cases.push(base.replace("}}", "},\"metadata\":{\"b\":1,\"a\":2}}"));
+    cases.push(base.replace("}}", "},\"metadata\":null}"));
+    cases.push(base.replace("}}", "},\"metadata\":{},\"metadata\":{}}"));
+    cases.push(base.replace("}}", "},\"extra\":1}"));
+    cases.push(base.replace("\"eventType\":\"STEP_STARTED\"", "\"eventType\":\"\""));
+    cases.push(base.replace(
+        "\"eventType\":\"STEP_STARTED\"",
+        "\"eventType\":\"ui.progress\"",
+    ));
+    cases.push(base.replace(
+        "{\"stepId\":\"s\"}",
+        "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"stepId\":\"s\"}",
+    ));
+    cases.push(base.replace(
+        "{\"stepId\":\"s\"}",
+        "{\"input\":{\"deep\":[[[[1]]]]},\"stepId\":\"s\"}",
+    ));
+    cases.push(base.replace("{\"stepId\":\"s\"}", "{\"input\":0.1,\"stepId\":\"s\"}"));
+    cases.push(base.replace("{\"stepId\":\"s\"}", "{\"input\":1.50,\"stepId\":\"s\"}"));
+    cases.push(base.replace("{\"stepId\":\"s\"}", "{\"stepId\":\"s\",\"attempt\":1}"));
+    cases.push(base.replace(
+        "\"payload\":{\"stepId\":\"s\"}",
+        "\"payload\":{\"stepId\":\"s\"},\"payload\":null",
+    ));
+    cases.push(base.replace(",\"payload\":{\"stepId\":\"s\"}", ""));
+    for case in &cases {
+        agree(&format!("{ok}\n{case}\n{ok}\n"));
+        agree(&format!("{ok}\r\n{case}\r\n"));
+    }
+    // Metadata with more fields than the reader records, on a custom kind's stamp.
+    let many: Vec<String> = (0..12).map(|i| format!("\"k{i:02}\":{i}")).collect();
+    let stamp = format!("{{\"flowEmit\":\"ab\",{}}}", many.join(","));
+    agree(&format!(
+        "{ok}\n{}\n",
+        line(1, "ui.progress", "{}", Some(&stamp))
+    ));
 }
 
 fn json_scalar() -> impl Strategy<Value = String> {
@@ -315,12 +428,20 @@ proptest! {
     /// Generated logs of hot-kind payloads, some stamped, agree at every version.
     #[test]
     fn fold_01_text_path_agrees_on_generated_logs(
-        events in prop::collection::vec((hot_payload(), prop::option::of(0usize..METADATA.len())), 0..12)
+        events in prop::collection::vec(
+            (hot_payload(), prop::option::of(0usize..METADATA.len()), any::<bool>()),
+            0..12,
+        )
     ) {
         let mut lines = vec![line(0, "EXECUTION_STARTED", "{}", None)];
-        for ((kind, payload), meta) in &events {
+        for ((kind, payload), meta, normalize) in &events {
             let meta = meta.and_then(|i| METADATA[i]);
-            lines.push(line(lines.len(), kind, payload, meta));
+            // Half the payloads in the writer's normal form, which the wire reader takes.
+            let payload = match normal(payload).filter(|_| *normalize) {
+                Some(p) => p,
+                None => payload.clone(),
+            };
+            lines.push(line(lines.len(), kind, &payload, meta));
         }
         agree(&lines.join("\n"));
     }

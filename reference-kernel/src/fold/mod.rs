@@ -19,6 +19,7 @@ pub mod footprint;
 mod handlers;
 mod raw;
 pub mod state;
+mod wire;
 
 /// Constants the handlers define that other kernel modules share.
 pub mod handlers_api {
@@ -134,6 +135,9 @@ const KNOWN_EVENT_TYPES: [&str; 29] = {
     let mut out = [""; 29];
     let mut i = 0;
     while i < 29 {
+        // `is_known_event_type` rejects a kind by its first byte when it is not upper
+        // case: a kernel kind that were not would not build.
+        assert!(EVENT_KINDS_SINCE[i].0.as_bytes()[0].is_ascii_uppercase());
         out[i] = EVENT_KINDS_SINCE[i].0;
         i += 1;
     }
@@ -142,7 +146,13 @@ const KNOWN_EVENT_TYPES: [&str; 29] = {
 
 /// Whether `event_type` is a kernel kind (a member of [`known_event_types`]).
 pub fn is_known_event_type(event_type: &str) -> bool {
-    KNOWN_EVENT_TYPES.binary_search(&event_type).is_ok()
+    // Every kernel kind is upper case: a custom kind (`ui.progress`, most of the unknown
+    // kinds a long log holds) is told apart by its first byte, before any search.
+    event_type
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_uppercase)
+        && KNOWN_EVENT_TYPES.binary_search(&event_type).is_ok()
 }
 
 /// The kinds a given fold version knows.
@@ -321,6 +331,16 @@ pub fn fold_text_observed(
         }
         Layout::Lines(body) => {
             for (line, line_no, more) in envelope_lines(body) {
+                if let Some(w) = wire::read(line) {
+                    if folder.push_wire(&w) {
+                        observe(Seen {
+                            execution_id: w.execution_id,
+                            event_type: w.event_type,
+                            sequence: w.sequence,
+                        });
+                        continue;
+                    }
+                }
                 if let Some(raw) = RawEnvelope::read(line) {
                     // A line read raw always parses again; were it ever not to, the strict
                     // decoder below takes it.
@@ -429,6 +449,14 @@ impl<'s> Folder<'s> {
         )?;
         self.next_index += 1;
         Ok(())
+    }
+
+    /// Folds the next envelope from a line in the wire form (`fold_text`); `false`
+    /// (nothing folded) when the line is the raw path's to fold.
+    fn push_wire(&mut self, w: &wire::WireLine<'_>) -> bool {
+        let done = wire::apply_wire(&mut self.state, w, self.next_index, self.version, self.sink);
+        self.next_index += usize::from(done);
+        done
     }
 
     /// The state so far.

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 /// What a fast handler did: folded the envelope, or left it to the general handler.
-enum Fast {
+pub(super) enum Fast {
     Done,
     General,
 }
@@ -67,12 +67,9 @@ pub(super) fn apply_raw(
         return Ok(());
     }
     if raw.metadata.is_none() && proto_free(raw.payload) {
-        let done = match kind {
-            "STEP_STARTED" => step_started(state, raw.payload),
-            "STEP_COMPLETED" => step_completed(state, raw.payload, v),
-            "DECISION_RECORDED" => decision_recorded(state, raw.payload, raw.sequence, v),
-            "EXECUTION_SUSPENDED" => execution_suspended(state, raw.payload, v)?,
-            _ => Fast::General,
+        let done = match raw_view(kind, raw.payload) {
+            Some(view) => apply_view(state, view, raw.sequence, v)?,
+            None => Fast::General,
         };
         if let Fast::Done = done {
             bookkeep(state, raw.sequence, raw.timestamp_ms);
@@ -103,14 +100,32 @@ fn proto_free(payload: &RawValue) -> bool {
     !text.contains(PROTO_KEY) && !text.contains("\\u")
 }
 
+/// A payload field's JSON text, and whether it is already known to be in normal form
+/// (the wire path scanned it so; the raw path's text is checked when it is kept).
+#[derive(Clone, Copy)]
+pub(super) struct Text<'a> {
+    pub text: &'a str,
+    pub normal: bool,
+}
+
+impl<'a> Text<'a> {
+    fn raw(r: &'a RawValue) -> Text<'a> {
+        Text {
+            text: r.get(),
+            normal: false,
+        }
+    }
+}
+
 /// A kept field's value as compact text: the raw text itself when it is already in
 /// normal form, else its tree printed (`null` when the field is absent).
-fn kept(raw: Option<&RawValue>) -> Result<Json, ()> {
+fn kept(raw: Option<Text<'_>>) -> Result<Json, ()> {
     match raw {
         None => Ok(Json::from_value(&Value::Null)),
-        Some(r) => match Json::from_normal_text(r.get()) {
+        Some(Text { text, normal: true }) => Ok(Json::from_scanned_normal_text(text)),
+        Some(Text { text, .. }) => match Json::from_normal_text(text) {
             Some(j) => Ok(j),
-            None => serde_json::from_str::<Value>(r.get())
+            None => serde_json::from_str::<Value>(text)
                 .map(|v| Json::from_value(&v))
                 .map_err(drop),
         },
@@ -125,17 +140,21 @@ fn key(s: Cow<'_, str>) -> Option<String> {
 
 /// `Value::as_u64` of a raw number: digits only (a float, a negative or a number past
 /// `u64` is not one).
-fn as_u64(raw: Option<&RawValue>) -> Option<u64> {
-    raw.and_then(|r| r.get().parse::<u64>().ok())
+fn as_u64(raw: Option<Text<'_>>) -> Option<u64> {
+    raw.and_then(|r| r.text.parse::<u64>().ok())
 }
 
 /// `Value::as_str` of a raw value, owned.
-fn as_string(raw: Option<&RawValue>) -> Option<String> {
+fn as_string(raw: Option<Text<'_>>) -> Option<String> {
     let r = raw?;
-    if !r.get().starts_with('"') {
+    if !r.text.starts_with('"') {
         return None;
     }
-    serde_json::from_str::<Cow<'_, str>>(r.get())
+    if r.normal {
+        // Normal text holds no escape: the string is what lies between the quotes.
+        return Some(r.text[1..r.text.len() - 1].to_owned());
+    }
+    serde_json::from_str::<Cow<'_, str>>(r.text)
         .ok()
         .map(Cow::into_owned)
 }
@@ -147,6 +166,111 @@ fn payload<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
         return None;
     }
     serde_json::from_str(raw.get()).ok()
+}
+
+/// What the fast handlers read of a payload, from either path: the raw path's typed
+/// read ([`payload`]) or the wire path's scanned fields.
+pub(super) enum View<'a> {
+    StepStarted {
+        step_id: Cow<'a, str>,
+        tool_id: Option<Text<'a>>,
+        kind: Option<Text<'a>>,
+        attempt: Option<Text<'a>>,
+        input: Option<Text<'a>>,
+    },
+    StepCompleted {
+        step_id: Cow<'a, str>,
+        output: Option<Text<'a>>,
+    },
+    Decision {
+        id: Cow<'a, str>,
+        choice: Text<'a>,
+        context: Option<Text<'a>>,
+        policy: Option<Text<'a>>,
+    },
+    Suspended {
+        on: Cow<'a, str>,
+        wake_at: Option<Text<'a>>,
+        condition: Option<Text<'a>>,
+        waits: Option<Text<'a>>,
+    },
+}
+
+/// The raw path's view of a hot kind's payload: `None` when the typed read refuses it
+/// (the general handler then decides) or the kind has no fast handler.
+fn raw_view<'a>(kind: &str, raw: &'a RawValue) -> Option<View<'a>> {
+    let t = |r: Option<&'a RawValue>| r.map(Text::raw);
+    Some(match kind {
+        "STEP_STARTED" => {
+            let p = payload::<StepStarted>(raw)?;
+            View::StepStarted {
+                step_id: p.step_id,
+                tool_id: t(p.tool_id),
+                kind: t(p.kind),
+                attempt: t(p.attempt),
+                input: t(p.input),
+            }
+        }
+        "STEP_COMPLETED" => {
+            let p = payload::<StepCompleted>(raw)?;
+            View::StepCompleted {
+                step_id: p.step_id,
+                output: t(p.output),
+            }
+        }
+        "DECISION_RECORDED" => {
+            let p = payload::<DecisionRecorded>(raw)?;
+            View::Decision {
+                id: p.id,
+                choice: Text::raw(p.choice),
+                context: t(p.context),
+                policy: t(p.policy),
+            }
+        }
+        "EXECUTION_SUSPENDED" => {
+            let p = payload::<Suspended>(raw)?;
+            View::Suspended {
+                on: p.on,
+                wake_at: t(p.wake_at),
+                condition: t(p.condition),
+                waits: t(p.waits),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Folds a hot kind's payload as the general handler would, when it can: `General`
+/// (nothing changed) when the general handler must decide. `Err` (nothing changed) when
+/// a value the state keeps as a tree does not parse, which read text always does.
+pub(super) fn apply_view(
+    state: &mut ExecutionState,
+    view: View<'_>,
+    sequence: u64,
+    v: FoldVersion,
+) -> Result<Fast, serde_json::Error> {
+    Ok(match view {
+        View::StepStarted {
+            step_id,
+            tool_id,
+            kind,
+            attempt,
+            input,
+        } => step_started(state, step_id, tool_id, kind, attempt, input),
+        View::StepCompleted { step_id, output } => step_completed(state, step_id, output, v),
+        View::Decision {
+            id,
+            choice,
+            context,
+            policy,
+        } => decision_recorded(state, id, choice, context, policy, sequence, v),
+        View::Suspended {
+            on,
+            wake_at,
+            condition,
+            waits,
+        } => execution_suspended(state, on, wake_at, condition, waits, v)?,
+    })
 }
 
 #[derive(Deserialize)]
@@ -163,17 +287,21 @@ struct StepStarted<'a> {
     input: Option<&'a RawValue>,
 }
 
-fn step_started(state: &mut ExecutionState, raw: &RawValue) -> Fast {
-    let Some(p) = payload::<StepStarted>(raw) else {
+fn step_started(
+    state: &mut ExecutionState,
+    step_id: Cow<'_, str>,
+    tool_id: Option<Text<'_>>,
+    kind: Option<Text<'_>>,
+    attempt: Option<Text<'_>>,
+    input: Option<Text<'_>>,
+) -> Fast {
+    let (Some(step_id), Ok(input)) = (key(step_id), kept(input)) else {
         return Fast::General;
     };
-    let (Some(step_id), Ok(input)) = (key(p.step_id), kept(p.input)) else {
-        return Fast::General;
-    };
-    let explicit = as_u64(p.attempt);
+    let explicit = as_u64(attempt);
     let mut frame = Frame::new(FrameStatus::Running, 0);
-    frame.tool_id = as_string(p.tool_id);
-    frame.kind = as_string(p.kind);
+    frame.tool_id = as_string(tool_id);
+    frame.kind = as_string(kind);
     frame.input = Some(input);
     start_frame(state, step_id, frame, explicit);
     Fast::Done
@@ -187,11 +315,13 @@ struct StepCompleted<'a> {
     output: Option<&'a RawValue>,
 }
 
-fn step_completed(state: &mut ExecutionState, raw: &RawValue, v: FoldVersion) -> Fast {
-    let Some(p) = payload::<StepCompleted>(raw) else {
-        return Fast::General;
-    };
-    let (Some(step_id), Ok(output)) = (key(p.step_id), kept(p.output)) else {
+fn step_completed(
+    state: &mut ExecutionState,
+    step_id: Cow<'_, str>,
+    output: Option<Text<'_>>,
+    v: FoldVersion,
+) -> Fast {
+    let (Some(step_id), Ok(output)) = (key(step_id), kept(output)) else {
         return Fast::General;
     };
     let status = FrameStatus::Completed;
@@ -227,25 +357,25 @@ struct DecisionRecorded<'a> {
 /// metadata, which takes the general path).
 fn decision_recorded(
     state: &mut ExecutionState,
-    raw: &RawValue,
+    id: Cow<'_, str>,
+    choice: Text<'_>,
+    context: Option<Text<'_>>,
+    policy: Option<Text<'_>>,
     sequence: u64,
     v: FoldVersion,
 ) -> Fast {
-    let Some(p) = payload::<DecisionRecorded>(raw) else {
-        return Fast::General;
-    };
-    let Some(id) = key(p.id) else {
+    let Some(id) = key(id) else {
         return Fast::General;
     };
     // The entry's text in normal form: its keys `choice`, `context`, `policy`, `seq`
     // are in byte order already, and each value is normal text.
     let mut parts: Vec<(&str, Json)> = Vec::with_capacity(4);
-    let Ok(choice) = kept(Some(p.choice)) else {
+    let Ok(choice) = kept(Some(choice)) else {
         return Fast::General;
     };
     parts.push(("choice", choice));
     if v.has(18) {
-        for (name, field) in [("context", p.context), ("policy", p.policy)] {
+        for (name, field) in [("context", context), ("policy", policy)] {
             if let Some(f) = field {
                 let Ok(j) = kept(Some(f)) else {
                     return Fast::General;
@@ -304,31 +434,31 @@ struct Suspended<'a> {
 
 fn execution_suspended(
     state: &mut ExecutionState,
-    raw: &RawValue,
+    on: Cow<'_, str>,
+    wake_at: Option<Text<'_>>,
+    condition: Option<Text<'_>>,
+    waits: Option<Text<'_>>,
     v: FoldVersion,
 ) -> Result<Fast, serde_json::Error> {
-    let Some(p) = payload::<Suspended>(raw) else {
-        return Ok(Fast::General);
-    };
-    if p.on.is_empty() {
+    if on.is_empty() {
         return Ok(Fast::General);
     }
     let mut park = Map::new();
-    park.insert("on".into(), Value::String(p.on.into_owned()));
+    park.insert("on".into(), Value::String(on.into_owned()));
     // An integer `wakeAt` (`Value::is_i64 || is_u64`): digits, maybe a minus sign, but
     // not `-0`, which serde_json reads as a float.
-    if let Some(w) = p.wake_at.filter(|w| {
-        let t = w.get();
+    if let Some(w) = wake_at.filter(|w| {
+        let t = w.text;
         t != "-0" && (t.parse::<i64>().is_ok() || t.parse::<u64>().is_ok())
     }) {
-        park.insert("wakeAt".into(), serde_json::from_str(w.get())?);
+        park.insert("wakeAt".into(), serde_json::from_str(w.text)?);
     }
-    if let Some(c) = p.condition.filter(|c| c.get().starts_with('{')) {
-        park.insert("condition".into(), serde_json::from_str(c.get())?);
+    if let Some(c) = condition.filter(|c| c.text.starts_with('{')) {
+        park.insert("condition".into(), serde_json::from_str(c.text)?);
     }
     // Every tree is built before the state changes, so an error leaves it as it was.
-    let waits: Option<Value> = match p.waits.filter(|w| w.get().starts_with('[')) {
-        Some(w) => Some(serde_json::from_str(w.get())?),
+    let waits: Option<Value> = match waits.filter(|w| w.text.starts_with('[')) {
+        Some(w) => Some(serde_json::from_str(w.text)?),
         None => None,
     };
     state.status = Status::Suspended;

@@ -1,0 +1,287 @@
+//! The fold's wire path: a JSON line in the form this project's writers give an
+//! envelope, read in one pass that looks at each byte once.
+//!
+//! The form is what `serde_json` prints for an [`crate::EventEnvelope`]: the keys in
+//! wire order (`id`, `workflowId`, `executionId`, `eventType`, `sequence`, `timestamp`,
+//! `payload`, then `metadata` when present), no whitespace, the four strings without
+//! escapes, `sequence` and `timestamp` as plain integers, the payload and metadata in
+//! the normal form [`crate::json`] scans (compact, keys in byte order and each once, no
+//! escape, no `__proto__` key at any depth). Every line in that form is a valid
+//! envelope the strict decoder reads as the same envelope, so the wire path is a fast
+//! path of the one grammar, never a second one: a line it does not take, for any reason,
+//! goes to the raw path ([`super::raw`]) and from there, when that cannot take it either,
+//! to the strict decoder, which gives its envelope or its error.
+//!
+//! While it scans the payload it records the payload's top-level fields, so the hot
+//! kinds' handlers ([`super::raw::apply_view`], shared with the raw path) read them
+//! without a second scan; a kept value (a step's input or output, a decision's parts)
+//! goes into the state as the text it is, already known to be normal.
+//! `tests/fold_text.rs` and the `fold_total` property hold the whole text path, this
+//! part included, to `decode_log` then the fold.
+
+use super::handlers::{apply_parts, bookkeep, count_flow_emit, Head};
+use super::raw::{apply_view, Fast, Text, View};
+use super::{is_known_event_type, DiagnosticSink, ExecutionState, FoldVersion};
+use crate::json::{scan_normal, scan_normal_object, scan_plain_string};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// Most top-level payload (or metadata) fields the wire path records; a payload with
+/// more takes the raw path. The hot kinds' payloads have at most five.
+pub(super) const WIRE_FIELDS_MAX: usize = 8;
+
+/// The top-level fields of a scanned object: key (without quotes) and value text.
+#[derive(Clone, Copy)]
+struct Fields<'a> {
+    n: usize,
+    /// Set when the object had more than [`WIRE_FIELDS_MAX`] fields.
+    overflow: bool,
+    at: [(&'a str, &'a str); WIRE_FIELDS_MAX],
+}
+
+impl<'a> Fields<'a> {
+    fn new() -> Fields<'a> {
+        Fields {
+            n: 0,
+            overflow: false,
+            at: [("", ""); WIRE_FIELDS_MAX],
+        }
+    }
+
+    fn push(&mut self, key: &'a str, value: &'a str) {
+        if self.n == WIRE_FIELDS_MAX {
+            self.overflow = true;
+        } else {
+            self.at[self.n] = (key, value);
+            self.n += 1;
+        }
+    }
+
+    /// A field's normal text.
+    fn get(&self, key: &str) -> Option<Text<'a>> {
+        self.at[..self.n]
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|&(_, text)| Text { text, normal: true })
+    }
+
+    /// A field as serde reads an `Option<&RawValue>` with a default: absent and `null`
+    /// are both `None`.
+    fn opt(&self, key: &str) -> Option<Text<'a>> {
+        self.get(key).filter(|t| t.text != "null")
+    }
+
+    /// A field that must be a string (serde's `Cow<str>`): `None` when it is absent or
+    /// another type. Normal text holds no escape, so the string is what lies between the
+    /// quotes.
+    fn string(&self, key: &str) -> Option<Cow<'a, str>> {
+        let t = self.get(key)?.text;
+        t.starts_with('"')
+            .then(|| Cow::Borrowed(&t[1..t.len() - 1]))
+    }
+}
+
+/// One line read in the wire form.
+pub(super) struct WireLine<'a> {
+    pub execution_id: &'a str,
+    pub event_type: &'a str,
+    pub sequence: u64,
+    pub timestamp_ms: i64,
+    /// The payload's normal text.
+    payload: &'a str,
+    /// Its top-level fields, when it is an object.
+    fields: Option<Fields<'a>>,
+    /// The metadata's top-level fields, when the line has metadata.
+    metadata: Option<Fields<'a>>,
+}
+
+/// Reads `b[*at..]` as exactly `literal`.
+fn expect(b: &[u8], at: &mut usize, literal: &[u8]) -> Option<()> {
+    b[*at..].starts_with(literal).then(|| *at += literal.len())
+}
+
+/// A string without escapes, as `&str` (the line is UTF-8 and a string's contents end at
+/// an ASCII quote, so the slice is UTF-8 too).
+fn plain<'a>(line: &'a str, at: &mut usize) -> Option<&'a str> {
+    let start = *at + 1;
+    let inner = scan_plain_string(line.as_bytes(), at)?;
+    line.get(start..start + inner.len())
+}
+
+/// Plain integer digits at `b[*at..]` (no sign, no leading zero, no fraction or exponent
+/// after them), as text.
+fn digits<'a>(line: &'a str, at: &mut usize) -> Option<&'a str> {
+    let b = line.as_bytes();
+    let n = b[*at..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if n == 0 || (n > 1 && b[*at] == b'0') || matches!(b.get(*at + n), Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    let text = &line[*at..*at + n];
+    *at += n;
+    Some(text)
+}
+
+/// An object's top-level fields, the object scanned in normal form.
+fn object<'a>(line: &'a str, at: &mut usize) -> Option<Fields<'a>> {
+    let mut fields = Fields::new();
+    // Keys and values begin and end at ASCII bytes, so each is a slice of the line.
+    let mut sliced = true;
+    let ok = scan_normal_object(
+        line.as_bytes(),
+        at,
+        &mut |k, v| match (line.get(k), line.get(v)) {
+            (Some(k), Some(v)) => fields.push(k, v),
+            _ => sliced = false,
+        },
+    );
+    (ok && sliced).then_some(fields)
+}
+
+/// Reads a line in the wire form; `None` for any other line (the raw path's then).
+pub(super) fn read(line: &str) -> Option<WireLine<'_>> {
+    let b = line.as_bytes();
+    let mut at = 0;
+    expect(b, &mut at, b"{\"id\":")?;
+    plain(line, &mut at)?;
+    expect(b, &mut at, b",\"workflowId\":")?;
+    plain(line, &mut at)?;
+    expect(b, &mut at, b",\"executionId\":")?;
+    let execution_id = plain(line, &mut at)?;
+    expect(b, &mut at, b",\"eventType\":")?;
+    let event_type = plain(line, &mut at)?;
+    if event_type.is_empty() {
+        return None;
+    }
+    expect(b, &mut at, b",\"sequence\":")?;
+    let sequence = digits(line, &mut at)?.parse::<u64>().ok()?;
+    expect(b, &mut at, b",\"timestamp\":")?;
+    let negative = b.get(at) == Some(&b'-');
+    at += usize::from(negative);
+    let magnitude = digits(line, &mut at)?;
+    // `-0` reads as a float, which the strict decoder refuses as a timestamp.
+    let timestamp_ms = if negative {
+        format!("-{magnitude}")
+            .parse::<i64>()
+            .ok()
+            .filter(|t| *t != 0)?
+    } else {
+        magnitude.parse::<i64>().ok()?
+    };
+    expect(b, &mut at, b",\"payload\":")?;
+    let payload_at = at;
+    let fields = if b.get(at) == Some(&b'{') {
+        Some(object(line, &mut at)?)
+    } else {
+        scan_normal(b, &mut at).then_some(())?;
+        None
+    };
+    let payload = &line[payload_at..at];
+    let metadata = if b.get(at) == Some(&b',') {
+        expect(b, &mut at, b",\"metadata\":")?;
+        Some(object(line, &mut at)?)
+    } else {
+        None
+    };
+    expect(b, &mut at, b"}")?;
+    (at == b.len()).then_some(WireLine {
+        execution_id,
+        event_type,
+        sequence,
+        timestamp_ms,
+        payload,
+        fields,
+        metadata,
+    })
+}
+
+/// The hot kinds' views of a wire payload: `None` when the payload is not the object
+/// the kind's fast handler reads (the general handler decides) or it has no fast handler.
+fn wire_view<'a>(kind: &str, f: &Fields<'a>) -> Option<View<'a>> {
+    Some(match kind {
+        "STEP_STARTED" => View::StepStarted {
+            step_id: f.string("stepId")?,
+            tool_id: f.opt("toolId"),
+            kind: f.opt("kind"),
+            attempt: f.opt("attempt"),
+            input: f.opt("input"),
+        },
+        "STEP_COMPLETED" => View::StepCompleted {
+            step_id: f.string("stepId")?,
+            output: f.opt("output"),
+        },
+        "DECISION_RECORDED" => View::Decision {
+            id: f.string("id")?,
+            // Present with `null` is present, as the raw path reads these three.
+            choice: f.get("choice")?,
+            context: f.get("context"),
+            policy: f.get("policy"),
+        },
+        "EXECUTION_SUSPENDED" => View::Suspended {
+            on: f.string("on")?,
+            wake_at: f.opt("wakeAt"),
+            condition: f.opt("condition"),
+            waits: f.opt("waits"),
+        },
+        _ => return None,
+    })
+}
+
+/// Folds one wire line, as the raw path would fold the same line: `false` (nothing
+/// folded) when it leaves the line to the raw path.
+pub(super) fn apply_wire(
+    state: &mut ExecutionState,
+    w: &WireLine<'_>,
+    index: usize,
+    v: FoldVersion,
+    sink: &mut dyn DiagnosticSink,
+) -> bool {
+    let kind = w.event_type;
+    if !is_known_event_type(kind) {
+        // FOLD-04: an unknown kind is inert and its payload never read; only a string
+        // `flowEmit` stamp counts (FOLD-19), and a stamp of another type is no stamp.
+        let Some(meta) = &w.metadata else {
+            return true;
+        };
+        if meta.overflow {
+            return false;
+        }
+        if let Some(d) = meta.string("flowEmit").filter(|_| v.has(19)) {
+            if count_flow_emit(state, &d) {
+                bookkeep(state, w.sequence, w.timestamp_ms);
+            }
+        }
+        return true;
+    }
+    if w.metadata.is_some() {
+        // A known kind's metadata (a kernel stamp, a `flowEmit`) is the raw path's.
+        return false;
+    }
+    let fast = match &w.fields {
+        Some(f) if f.overflow => return false,
+        Some(f) => match wire_view(kind, f) {
+            Some(view) => match apply_view(state, view, w.sequence, v) {
+                Ok(fast) => fast,
+                Err(_) => return false,
+            },
+            None => Fast::General,
+        },
+        None => Fast::General,
+    };
+    if let Fast::Done = fast {
+        bookkeep(state, w.sequence, w.timestamp_ms);
+        return true;
+    }
+    // The general handler, with the payload built as a tree from its normal text (which
+    // holds no `__proto__` key, so the handler's scrub finds none).
+    let Ok(payload) = serde_json::from_str::<Value>(w.payload) else {
+        return false;
+    };
+    let head = Head {
+        event_type: kind,
+        sequence: w.sequence,
+        timestamp_ms: w.timestamp_ms,
+        index,
+    };
+    apply_parts(state, head, payload, None, v, sink);
+    true
+}
