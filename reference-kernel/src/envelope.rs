@@ -263,12 +263,33 @@ pub(crate) fn layout(text: &str) -> Layout<'_> {
 /// The non-blank lines of a JSON-lines log: each with its line number (from 1) and
 /// whether any line follows it (what [`decode_line`] needs to word a cut envelope).
 pub(crate) fn envelope_lines(text: &str) -> impl Iterator<Item = (&str, usize, bool)> {
-    let mut lines = text.lines().enumerate().peekable();
+    let mut lines = log_lines(text).enumerate().peekable();
     std::iter::from_fn(move || loop {
         let (i, line) = lines.next()?;
         if !line.trim().is_empty() {
             return Some((line, i + 1, lines.peek().is_some()));
         }
+    })
+}
+
+/// The lines of `text` exactly as [`str::lines`] gives them (split at `\n`, one `\r`
+/// before it dropped, no empty line after a final `\n`), found with `memchr`.
+fn log_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let line = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(end) => {
+                // `\n` is ASCII, so both sides are on character boundaries.
+                let (line, after) = rest.split_at(end);
+                rest = &after[1..];
+                line.strip_suffix('\r').unwrap_or(line)
+            }
+            None => std::mem::take(&mut rest),
+        };
+        Some(line)
     })
 }
 
@@ -815,4 +836,26 @@ pub fn check_sequences(events: &[EventEnvelope]) -> Result<(), EnvelopeError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_lines;
+
+    /// The `memchr` split gives the lines `str::lines` gives, line ends of every kind
+    /// included.
+    #[test]
+    fn log_lines_are_str_lines() {
+        let parts = ["", "a", "\n", "\r\n", "\r", "é", "\n\n", "{}", " \r \n"];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    let text = format!("{a}{b}{c}");
+                    let ours: Vec<&str> = log_lines(&text).collect();
+                    let std: Vec<&str> = text.lines().collect();
+                    assert_eq!(ours, std, "{text:?}");
+                }
+            }
+        }
+    }
 }

@@ -290,6 +290,25 @@ fn compat_01_new_kinds_only_arrive_with_minor_bumps() {
     }
 }
 
+/// FOLD-04: exactly the table's kinds are kernel kinds; a near miss (another case, a
+/// letter more or less, a custom kind) is not, so it folds as inert.
+#[test]
+fn fold_04_known_kinds_are_exactly_the_table() {
+    for (kind, _) in EVENT_KINDS_SINCE {
+        assert!(loom_kernel::fold::is_known_event_type(kind), "{kind}");
+        let lower = kind.to_ascii_lowercase();
+        let shorter = &kind[..kind.len() - 1];
+        let longer = format!("{kind}S");
+        let spaced = format!(" {kind}");
+        for miss in [lower.as_str(), shorter, longer.as_str(), spaced.as_str()] {
+            assert!(!loom_kernel::fold::is_known_event_type(miss), "{miss}");
+        }
+    }
+    for miss in ["", "ui.progress", "STEP", "Step_started", "_STEP_STARTED"] {
+        assert!(!loom_kernel::fold::is_known_event_type(miss), "{miss}");
+    }
+}
+
 #[test]
 fn abi_13_wire_abi_version() {
     assert_eq!(WIRE_ABI_VERSION, "1.0.0");

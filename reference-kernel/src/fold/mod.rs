@@ -98,38 +98,52 @@ pub fn known_event_types() -> &'static [&'static str] {
     &KNOWN_EVENT_TYPES
 }
 
-/// The known kinds, with the schema minor that introduced each (0 = before 1.15).
-pub const EVENT_KINDS_SINCE: [(&str, u32); 29] = [
-    ("APPROVAL_GRANTED", 0),
-    ("DECISION_RECORDED", 0),
-    ("EFFECT_DENIED", 0),
-    ("EFFECT_INDOUBT", 0),
-    ("EGRESS_DENIED", 0),
-    ("EVENTS_REHOMED", 22),
-    ("EXECUTION_CANCELLED", 0),
-    ("EXECUTION_COMPLETED", 0),
-    ("EXECUTION_CONTINUED", 23),
-    ("EXECUTION_FAILED", 0),
-    ("EXECUTION_MIGRATED", 0),
-    ("EXECUTION_RECOVERED", 0),
-    ("EXECUTION_RESUMED", 0),
-    ("EXECUTION_STARTED", 0),
-    ("EXECUTION_SUSPENDED", 0),
-    ("INBOX_QUARANTINED", 25),
-    ("INBOX_RELEASED", 25),
-    ("MESSAGE_CONSUMED", 23),
-    ("OUTCOME_RECORDED", 0),
-    ("PARALLEL_COMPLETED", 0),
-    ("QUOTA_EXCEEDED", 0),
-    ("RESOURCE_METERED", 0),
-    ("SAFETY_BLOCKED", 0),
-    ("STEP_CANCELLED", 0),
-    ("STEP_COMPLETED", 0),
-    ("STEP_FAILED", 0),
-    ("STEP_RETRYING", 0),
-    ("STEP_STARTED", 0),
-    ("TIMER_FIRED", 0),
-];
+/// Declares the known kinds once: the table [`EVENT_KINDS_SINCE`] and the `match` that
+/// [`is_known_event_type`] runs on every envelope (a `match` on string literals compiles
+/// to a switch on the length and a compare with the few kinds of that length, where a
+/// binary search over the table called `memcmp` five times).
+macro_rules! known_kinds {
+    ($($kind:literal => $since:literal,)*) => {
+        /// The known kinds, with the schema minor that introduced each (0 = before 1.15).
+        pub const EVENT_KINDS_SINCE: [(&str, u32); 29] = [$(($kind, $since)),*];
+
+        fn is_kernel_kind(event_type: &str) -> bool {
+            matches!(event_type, $($kind)|*)
+        }
+    };
+}
+
+known_kinds! {
+    "APPROVAL_GRANTED" => 0,
+    "DECISION_RECORDED" => 0,
+    "EFFECT_DENIED" => 0,
+    "EFFECT_INDOUBT" => 0,
+    "EGRESS_DENIED" => 0,
+    "EVENTS_REHOMED" => 22,
+    "EXECUTION_CANCELLED" => 0,
+    "EXECUTION_COMPLETED" => 0,
+    "EXECUTION_CONTINUED" => 23,
+    "EXECUTION_FAILED" => 0,
+    "EXECUTION_MIGRATED" => 0,
+    "EXECUTION_RECOVERED" => 0,
+    "EXECUTION_RESUMED" => 0,
+    "EXECUTION_STARTED" => 0,
+    "EXECUTION_SUSPENDED" => 0,
+    "INBOX_QUARANTINED" => 25,
+    "INBOX_RELEASED" => 25,
+    "MESSAGE_CONSUMED" => 23,
+    "OUTCOME_RECORDED" => 0,
+    "PARALLEL_COMPLETED" => 0,
+    "QUOTA_EXCEEDED" => 0,
+    "RESOURCE_METERED" => 0,
+    "SAFETY_BLOCKED" => 0,
+    "STEP_CANCELLED" => 0,
+    "STEP_COMPLETED" => 0,
+    "STEP_FAILED" => 0,
+    "STEP_RETRYING" => 0,
+    "STEP_STARTED" => 0,
+    "TIMER_FIRED" => 0,
+}
 
 const KNOWN_EVENT_TYPES: [&str; 29] = {
     let mut out = [""; 29];
@@ -147,12 +161,12 @@ const KNOWN_EVENT_TYPES: [&str; 29] = {
 /// Whether `event_type` is a kernel kind (a member of [`known_event_types`]).
 pub fn is_known_event_type(event_type: &str) -> bool {
     // Every kernel kind is upper case: a custom kind (`ui.progress`, most of the unknown
-    // kinds a long log holds) is told apart by its first byte, before any search.
+    // kinds a long log holds) is told apart by its first byte, before any compare.
     event_type
         .as_bytes()
         .first()
         .is_some_and(u8::is_ascii_uppercase)
-        && KNOWN_EVENT_TYPES.binary_search(&event_type).is_ok()
+        && is_kernel_kind(event_type)
 }
 
 /// The kinds a given fold version knows.
