@@ -203,7 +203,7 @@ impl<'de> Deserialize<'de> for Json {
 }
 
 /// Whether `text` is exactly one JSON value in normal form, with no `__proto__` key.
-fn is_normal(text: &str) -> bool {
+pub(crate) fn is_normal(text: &str) -> bool {
     let b = text.as_bytes();
     let mut at = 0;
     value(b, &mut at, 0) && at == b.len()

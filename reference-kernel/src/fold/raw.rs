@@ -132,6 +132,17 @@ fn kept(raw: Option<Text<'_>>) -> Result<Json, ()> {
     }
 }
 
+/// A field's value as normal-form text: the text itself when it already is (no copy),
+/// else its tree printed.
+fn kept_text(raw: Text<'_>) -> Result<Cow<'_, str>, ()> {
+    if raw.normal || crate::json::is_normal(raw.text) {
+        return Ok(Cow::Borrowed(raw.text));
+    }
+    serde_json::from_str::<Value>(raw.text)
+        .map(|v| Cow::Owned(v.to_string()))
+        .map_err(drop)
+}
+
 /// A usable map key, as `handlers::key_field` reads one: a non-empty string that is
 /// not `__proto__` (anything else is the general handler's to report).
 fn key(s: Cow<'_, str>) -> Option<String> {
@@ -368,37 +379,42 @@ fn decision_recorded(
         return Fast::General;
     };
     // The entry's text in normal form: its keys `choice`, `context`, `policy`, `seq`
-    // are in byte order already, and each value is normal text.
-    let mut parts: Vec<(&str, Json)> = Vec::with_capacity(4);
-    let Ok(choice) = kept(Some(choice)) else {
-        return Fast::General;
-    };
-    parts.push(("choice", choice));
-    if v.has(18) {
-        for (name, field) in [("context", context), ("policy", policy)] {
-            if let Some(f) = field {
-                let Ok(j) = kept(Some(f)) else {
-                    return Fast::General;
-                };
-                parts.push((name, j));
-            }
+    // are in byte order already, and each value is normal text (borrowed from the line
+    // when it already is, so a part costs no allocation of its own).
+    let mut parts: [(&str, Cow<'_, str>); 3] = Default::default();
+    let mut n = 0;
+    let fields = [
+        ("choice", Some(choice)),
+        ("context", context),
+        ("policy", policy),
+    ];
+    for (name, field) in fields.into_iter().take(if v.has(18) { 3 } else { 1 }) {
+        if let Some(f) = field {
+            let Ok(text) = kept_text(f) else {
+                return Fast::General;
+            };
+            parts[n] = (name, text);
+            n += 1;
         }
     }
+    let parts = &parts[..n];
     let decisions = state
         .variables
         .decisions
         .get_or_insert_with(Default::default);
     decisions.upsert(id, |prev| {
-        let mut text = String::with_capacity(64);
+        // Room for the parts, their keys and punctuation, and a `seq` of 20 digits.
+        let size: usize = parts.iter().map(|(k, t)| k.len() + t.len() + 4).sum();
+        let mut text = String::with_capacity(size + 30);
         text.push('{');
-        for (i, (name, j)) in parts.iter().enumerate() {
+        for (i, (name, part)) in parts.iter().enumerate() {
             if i > 0 {
                 text.push(',');
             }
             text.push('"');
             text.push_str(name);
             text.push_str("\":");
-            text.push_str(&j.text());
+            text.push_str(part);
         }
         if v.has(24) {
             // FOLD-38: the first envelope's sequence; a repeat keeps it, and a legacy
