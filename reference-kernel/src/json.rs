@@ -293,15 +293,28 @@ fn number(b: &[u8], at: &mut usize) -> bool {
     if matches!(b.get(end), Some(b'.' | b'e' | b'E')) {
         return float(b, at);
     }
-    // ASCII digits, so the slice is UTF-8.
-    let digits = std::str::from_utf8(&b[start..end]).unwrap_or("x");
-    let fits = if negative {
-        digits.parse::<i64>().is_ok_and(|v| v != 0)
-    } else {
-        digits.parse::<u64>().is_ok()
+    let fits = match digits_value(&b[digits_at..end]) {
+        // Down to `i64::MIN`, whose magnitude is 2^63; `-0` reads as a float.
+        Some(m) if negative => m != 0 && m <= 1u64 << 63,
+        Some(_) => true,
+        None => false,
     };
     *at = end;
     fits
+}
+
+/// The value of a run of ASCII digits, `None` past `u64::MAX` (or for an empty run or a
+/// byte that is not a digit).
+pub(crate) fn digits_value(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |acc, &d| {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
 }
 
 /// A number with a fraction or an exponent, normal when `serde_json` prints the `f64`
@@ -466,6 +479,23 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The digit reader agrees with `str::parse` at the edges of `u64`.
+    #[test]
+    fn digits_value_is_u64_parse() {
+        for d in [
+            "0",
+            "7",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+            "",
+            "1a",
+            "00",
+        ] {
+            assert_eq!(digits_value(d.as_bytes()), d.parse::<u64>().ok(), "{d}");
         }
     }
 

@@ -22,7 +22,7 @@
 use super::handlers::{apply_parts, bookkeep, count_flow_emit, Head};
 use super::raw::{apply_view, Fast, Text, View};
 use super::{is_known_event_type, DiagnosticSink, ExecutionState, FoldVersion};
-use crate::json::{scan_normal, scan_normal_object, scan_plain_string};
+use crate::json::{digits_value, scan_normal, scan_normal_object, scan_plain_string};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -153,19 +153,20 @@ pub(super) fn read(line: &str) -> Option<WireLine<'_>> {
         return None;
     }
     expect(b, &mut at, b",\"sequence\":")?;
-    let sequence = digits(line, &mut at)?.parse::<u64>().ok()?;
+    let sequence = digits_value(digits(line, &mut at)?.as_bytes())?;
     expect(b, &mut at, b",\"timestamp\":")?;
     let negative = b.get(at) == Some(&b'-');
     at += usize::from(negative);
     let magnitude = digits(line, &mut at)?;
     // `-0` reads as a float, which the strict decoder refuses as a timestamp.
+    let magnitude = digits_value(magnitude.as_bytes())?;
     let timestamp_ms = if negative {
-        format!("-{magnitude}")
-            .parse::<i64>()
-            .ok()
-            .filter(|t| *t != 0)?
+        if magnitude == 0 {
+            return None;
+        }
+        0i64.checked_sub_unsigned(magnitude)?
     } else {
-        magnitude.parse::<i64>().ok()?
+        i64::try_from(magnitude).ok()?
     };
     expect(b, &mut at, b",\"payload\":")?;
     let payload_at = at;
