@@ -32,10 +32,15 @@ pub fn write_value(out: &mut String, value: &Value) {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(0.0);
-            write_number(out, x);
-        }
+        Value::Number(n) => match exact_integer(n) {
+            // An integer a double holds exactly prints as its digits in ECMAScript
+            // (below 1e21), which is what `write_number` gives, without its formatting.
+            Some(i) => {
+                let mut buf = [0u8; 20];
+                out.push_str(integer_digits(i, &mut buf));
+            }
+            None => write_number(out, n.as_f64().unwrap_or(0.0)),
+        },
         Value::String(s) => write_string(out, s),
         Value::Array(items) => {
             out.push('[');
@@ -48,20 +53,57 @@ pub fn write_value(out: &mut String, value: &Value) {
             out.push(']');
         }
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by(|a, b| utf16_cmp(a, b));
+            // The map's own (byte) order is UTF-16 order for most keys, and the sort
+            // finds an ordered run in one pass; the entries are sorted with their values,
+            // so no key is looked up again.
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| utf16_cmp(a.0, b.0));
             out.push('{');
-            for (i, key) in keys.iter().enumerate() {
+            for (i, (key, value)) in entries.into_iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
                 write_string(out, key);
                 out.push(':');
-                write_value(out, &map[key.as_str()]);
+                write_value(out, value);
             }
             out.push('}');
         }
     }
+}
+
+/// The largest integer below which every integer is a double: 2^53.
+const EXACT_INTEGER_MAX: u64 = 1 << 53;
+
+/// The number as an integer when it is one whose magnitude is at most 2^53 (so the double
+/// the canonical form rounds it to is the integer itself).
+fn exact_integer(n: &serde_json::Number) -> Option<i128> {
+    if let Some(u) = n.as_u64() {
+        return (u <= EXACT_INTEGER_MAX).then_some(i128::from(u));
+    }
+    n.as_i64()
+        .filter(|i| i.unsigned_abs() <= EXACT_INTEGER_MAX)
+        .map(i128::from)
+}
+
+/// The decimal digits of `i` (with a minus sign when negative), written into `buf`.
+fn integer_digits(i: i128, buf: &mut [u8; 20]) -> &str {
+    let mut at = buf.len();
+    let mut m = i.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    // ASCII digits and a sign.
+    std::str::from_utf8(&buf[at..]).unwrap_or("0")
 }
 
 /// Orders two strings by their UTF-16 code units, as RFC 8785 sorts object keys.
@@ -75,6 +117,13 @@ pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// Writes a string with RFC 8785 escaping.
 pub fn write_string(out: &mut String, s: &str) {
+    if crate::json::plain_run(s.as_bytes()) == s.len() {
+        // Nothing to escape: the string as it is, in one copy.
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     out.push('"');
     for c in s.chars() {
         match c {
@@ -163,4 +212,54 @@ pub fn write_number(out: &mut String, x: f64) {
 pub fn canonicalize_text(text: &str) -> Result<String, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     Ok(canonical_string(&value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The integer fast path writes what the double path writes, at and past 2^53, for
+    /// every integer type serde_json reads.
+    #[test]
+    fn integers_print_as_their_doubles_do() {
+        let edge = EXACT_INTEGER_MAX as i64;
+        let mut ints: Vec<Value> = vec![json!(u64::MAX), json!(i64::MIN), json!(i64::MAX)];
+        for base in [0, 9, 10, 99, 100, edge - 1, edge, edge + 1, 1 << 60] {
+            for i in [base, -base] {
+                ints.push(json!(i));
+            }
+        }
+        for v in ints {
+            let mut slow = String::new();
+            write_number(&mut slow, v.as_f64().unwrap());
+            assert_eq!(canonical_string(&v), slow, "{v}");
+        }
+    }
+
+    /// The plain-string fast path and the escaping path agree around every escape.
+    #[test]
+    fn strings_print_with_minimal_escapes() {
+        for (s, want) in [
+            ("plain", "\"plain\""),
+            ("é😀/", "\"é😀/\""),
+            ("a\"b", "\"a\\\"b\""),
+            ("a\\b", "\"a\\\\b\""),
+            ("\n\t\u{08}\u{0C}\r", "\"\\n\\t\\b\\f\\r\""),
+            ("\u{1f}\u{7f}", "\"\\u001f\u{7f}\""),
+        ] {
+            assert_eq!(canonical_string(&json!(s)), want, "{s:?}");
+        }
+    }
+
+    /// Object keys sort by UTF-16 code units, not by the map's byte order: U+FF61 (one
+    /// unit, 0xFF61) sorts after U+1F600 (surrogates from 0xD83D) in UTF-16.
+    #[test]
+    fn keys_sort_by_utf16() {
+        let v = json!({"\u{ff61}": 1, "\u{1f600}": 2, "b": 3, "a": 4});
+        assert_eq!(
+            canonical_string(&v),
+            "{\"a\":4,\"b\":3,\"\u{1f600}\":2,\"\u{ff61}\":1}"
+        );
+    }
 }
