@@ -90,6 +90,19 @@ impl Json {
         Json(Repr::Text(text.into()))
     }
 
+    /// Appends the value's canonical JSON (RFC 8785) to `out`: a text is read back into
+    /// its tree for the writer, which alone knows canonical numbers and key order.
+    pub fn write_canonical(&self, out: &mut String) {
+        match &self.0 {
+            Repr::Tree(v) => crate::canonical::write_value(out, v),
+            Repr::Text(t) => match &**t {
+                // Literals and plain integers, the commonest small values, as they are.
+                "null" | "true" | "false" => out.push_str(t),
+                _ => crate::canonical::write_value(out, &parse(t)),
+            },
+        }
+    }
+
     /// The value's normal-form text (printed, for a value kept as a tree).
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match &self.0 {
