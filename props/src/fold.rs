@@ -687,6 +687,22 @@ pub fn text_path_agrees(text: &str, pick: usize) -> Result<(), PropertyViolation
             (Err(a), Err(b)) => a == b,
             _ => false,
         };
+        // FOLD-01 compares states by their canonical bytes, which `canonical()` writes
+        // from the state's parts: it must give what the state's tree gives.
+        if let Ok((state, _)) = &fast {
+            let (direct, tree) = (state.canonical(), canonical_string(&state.to_value()));
+            if direct != tree {
+                return Err(PropertyViolation::new(
+                    "FOLD-01",
+                    None,
+                    format!(
+                        "ExecutionState::canonical differs from the state's tree; text: {text}"
+                    ),
+                    tree,
+                    direct,
+                ));
+            }
+        }
         if !same {
             let show = |r: &Result<
                 (ExecutionState, Vec<loom_kernel::fold::FoldDiagnostic>),
