@@ -137,7 +137,7 @@ impl EventStore for BuggyEvents {
             }
             "u64-saturates" => {
                 for e in &mut events {
-                    e.payload = saturate(&e.payload);
+                    e.payload = saturate(&e.payload).into();
                 }
             }
             "sequence-before-fence" => {

@@ -386,7 +386,7 @@ pub fn envelope(
         event_type: event_type.to_string(),
         sequence,
         timestamp_ms: 1_700_000_000_000 + sequence as i64,
-        payload,
+        payload: payload.into(),
         metadata: None,
     }
 }

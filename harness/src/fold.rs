@@ -243,7 +243,7 @@ fn inert_unknown(events: &[EventEnvelope], at: usize, case: &str) -> CaseResult 
         events[at - 1].sequence + 1
     };
     extra.timestamp_ms += 1;
-    extra.payload = serde_json::json!({"surprise": true});
+    extra.payload = serde_json::json!({"surprise": true}).into();
     with.insert(at, extra);
     let expected = fold(&without);
     let got = fold(&with);
@@ -321,7 +321,7 @@ mod tests {
         let mut with = events.clone();
         let mut extra = events[0].clone();
         extra.event_type = "EXECUTION_CANCELLED".into();
-        extra.payload = serde_json::json!({});
+        extra.payload = serde_json::json!({}).into();
         extra.sequence = events.last().unwrap().sequence + 1;
         with.push(extra);
         assert!(differ(&fold(&events), &fold(&with)).is_some());

@@ -170,7 +170,7 @@ pub fn log(rng: &mut Rng, n: u64, max_len: u64) -> Vec<EventEnvelope> {
             event_type,
             sequence: i,
             timestamp_ms: 1_000_000 + 10 * i as i64,
-            payload,
+            payload: payload.into(),
             metadata: (!meta.is_empty()).then_some(meta),
         });
     }

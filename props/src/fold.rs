@@ -7,9 +7,11 @@ use crate::limits::{LOG_EVENTS_MAX, RAW_LOG_BYTES_MAX};
 use crate::log::{envelope, to_json_lines, EventSpec, Grammar, LogSpec};
 use crate::violation::{check_eq, PropertyViolation};
 use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
+use loom_kernel::envelope::decode_log_strict;
 use loom_kernel::envelope::{check_sequences, decode_one};
 use loom_kernel::fold::{
-    fold_with_diagnostics, is_known_event_type, keys, ExecutionState, FoldVersion,
+    fold_general_with_diagnostics, fold_with_diagnostics, is_known_event_type, keys,
+    ExecutionState, FoldVersion,
 };
 use loom_kernel::snapshot::{normalize_snapshot_state, SnapshotRecord};
 use loom_kernel::{canonical_string, decode_log, EventEnvelope};
@@ -670,54 +672,89 @@ pub(crate) fn unknown_kind_inert(
 /// Folds decoded envelopes under every version; checks the work stays linear.
 /// The current fold and one older version picked from the input's length, so each
 /// input stays cheap and a campaign still covers every version.
-/// FOLD-01: the fold's text path (`fold_text`: envelopes read in place, hot kinds
-/// folded from raw payloads) gives what decoding the whole log and folding the
-/// envelopes gives, at the current and at an older version: the same state, the same
-/// diagnostics, or the same decoding error.
+/// FOLD-01: the fast paths of decoding and folding give what the strict decoder and the
+/// fold of its envelopes give. `decode_log` (payloads already in normal form taken as
+/// they are) gives the strict decoder's envelopes byte for byte, or its error; and the
+/// fold's text path (`fold_text`: envelopes read in place, hot kinds folded from raw
+/// payloads) gives the fold of the strictly decoded envelopes at the current and at an
+/// older version: the same state, the same diagnostics, or the same decoding error.
 pub fn text_path_agrees(text: &str, pick: usize) -> Result<(), PropertyViolation> {
+    let strict = decode_log_strict(text);
+    let decoded = decode_log(text);
+    let bytes = |r: &Result<Vec<EventEnvelope>, loom_kernel::EnvelopeError>| match r {
+        Ok(events) => events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Err(e) => format!("error: {e:?}"),
+    };
+    let (want, got) = (bytes(&strict), bytes(&decoded));
+    if want != got || strict != decoded {
+        return Err(PropertyViolation::new(
+            "FOLD-01",
+            None,
+            format!("decode_log differs from the strict decoder; text: {text}"),
+            want,
+            got,
+        ));
+    }
     let older = version(15 + (pick % 12) as u32);
     for v in [FoldVersion::CURRENT, older] {
-        let whole = decode_log(text)
-            .map(|events| fold_with_diagnostics(v, &ExecutionState::new(), &events));
+        let whole = strict
+            .clone()
+            .map(|events| fold_general_with_diagnostics(v, &ExecutionState::new(), &events));
         let mut diags = Vec::new();
-        let fast = loom_kernel::fold::fold_text(ExecutionState::new(), text, v, &mut diags)
+        let text_path = loom_kernel::fold::fold_text(ExecutionState::new(), text, v, &mut diags)
             .map(|(state, _)| (state, diags));
-        let same = match (&whole, &fast) {
-            (Ok(a), Ok(b)) => a == b,
-            (Err(a), Err(b)) => a == b,
-            _ => false,
-        };
-        // FOLD-01 compares states by their canonical bytes, which `canonical()` writes
-        // from the state's parts: it must give what the state's tree gives.
-        if let Ok((state, _)) = &fast {
-            let (direct, tree) = (state.canonical(), canonical_string(&state.to_value()));
-            if direct != tree {
+        // The fold of the decoded envelopes reads the hot kinds from their payload text.
+        let of_decoded = decoded
+            .clone()
+            .map(|events| fold_with_diagnostics(v, &ExecutionState::new(), &events));
+        for (path, fast) in [
+            ("fold_text", text_path),
+            ("the fold of decode_log's envelopes", of_decoded),
+        ] {
+            // FOLD-01 compares states by their canonical bytes, which `canonical()`
+            // writes from the state's parts: it must give what the state's tree gives.
+            if let Ok((state, _)) = &fast {
+                let (direct, tree) = (state.canonical(), canonical_string(&state.to_value()));
+                if direct != tree {
+                    return Err(PropertyViolation::new(
+                        "FOLD-01",
+                        None,
+                        format!(
+                            "ExecutionState::canonical differs from the state's tree; text: {text}"
+                        ),
+                        tree,
+                        direct,
+                    ));
+                }
+            }
+            let same = match (&whole, &fast) {
+                (Ok(a), Ok(b)) => a == b,
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            };
+            if !same {
+                let show = |r: &Result<
+                    (ExecutionState, Vec<loom_kernel::fold::FoldDiagnostic>),
+                    loom_kernel::EnvelopeError,
+                >| match r {
+                    Ok((s, d)) => format!("{} with diagnostics {d:?}", s.canonical()),
+                    Err(e) => format!("error: {e}"),
+                };
                 return Err(PropertyViolation::new(
                     "FOLD-01",
                     None,
                     format!(
-                        "ExecutionState::canonical differs from the state's tree; text: {text}"
+                        "{path} {v} differs from the strict decoder then the general handler \
+                         alone; text: {text}"
                     ),
-                    tree,
-                    direct,
+                    show(&whole),
+                    show(&fast),
                 ));
             }
-        }
-        if !same {
-            let show = |r: &Result<
-                (ExecutionState, Vec<loom_kernel::fold::FoldDiagnostic>),
-                loom_kernel::EnvelopeError,
-            >| match r {
-                Ok((s, d)) => format!("{} with diagnostics {d:?}", s.canonical()),
-                Err(e) => format!("error: {e}"),
-            };
-            return Err(PropertyViolation::new(
-                "FOLD-01",
-                None,
-                format!("fold_text {v} differs from decode_log then fold; text: {text}"),
-                show(&whole),
-                show(&fast),
-            ));
         }
     }
     Ok(())

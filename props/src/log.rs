@@ -129,7 +129,7 @@ pub fn envelope(sequence: u64, e: EventSpec) -> EventEnvelope {
         event_type: e.event_type,
         sequence,
         timestamp_ms: 1000 + 10 * sequence as i64,
-        payload: e.payload,
+        payload: e.payload.into(),
         metadata: e.metadata,
     }
 }

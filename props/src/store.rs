@@ -171,7 +171,7 @@ fn batch(exec: &str, first: u64, n: u8, tag: usize) -> Vec<EventEnvelope> {
             event_type: "app.event".into(),
             sequence: first.wrapping_add(i),
             timestamp_ms: 1000 + i as i64,
-            payload: json!({"op": tag, "i": i, "nested": {"b": 1, "a": [1.5, "x"]}}),
+            payload: json!({"op": tag, "i": i, "nested": {"b": 1, "a": [1.5, "x"]}}).into(),
             metadata: None,
         })
         .collect()

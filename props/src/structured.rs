@@ -566,7 +566,7 @@ impl LogModel {
                     event_type: e.event_type,
                     sequence,
                     timestamp_ms: 1000 + 10 * sequence as i64,
-                    payload: e.payload,
+                    payload: e.payload.into(),
                     metadata: e.metadata,
                 }
             })
@@ -814,7 +814,7 @@ pub fn fold_roundtrip_structured(input: &UnknownModel) -> Result<(), PropertyVio
         event_type: spec.event_type,
         sequence,
         timestamp_ms: 1000 + 10 * sequence as i64,
-        payload: spec.payload,
+        payload: spec.payload.into(),
         metadata: spec.metadata,
     };
     unknown_kind_inert(&events, at, &unknown, input.minor)

@@ -9,6 +9,7 @@
 //! with a hint at the fix. Unknown top-level keys, duplicate keys, a fractional or
 //! negative `sequence`, a `null` `metadata` and a missing `payload` are all errors.
 
+use crate::json::JsonText;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -31,8 +32,10 @@ pub struct EventEnvelope {
     /// Epoch milliseconds, written by whoever appended the event. The fold copies it;
     /// it never reads a clock.
     pub timestamp_ms: i64,
-    /// The event's payload: any JSON value, `null` included.
-    pub payload: Value,
+    /// The event's payload: any JSON value, `null` included, kept as its normal text
+    /// ([`JsonText`]: the fold reads its fields in place; code that wants a tree reads it
+    /// through `Deref`, as `payload.get("stepId")`).
+    pub payload: JsonText,
     /// Optional envelope metadata (`flowEmit`, `kernel`, `forkChain`, `forkedBy`, `seal`, …).
     pub metadata: Option<Map<String, Value>>,
 }
@@ -229,6 +232,29 @@ pub fn decode_log(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
     Ok(out)
 }
 
+/// Decodes a log like [`decode_log`] through the strict decoder alone: every line's
+/// payload is built as a tree and printed in normal form, where [`decode_log`] takes a
+/// payload already in normal form as it is. It is the reference every fast path of
+/// decoding and folding is held to (the same envelopes, byte for byte, or the same
+/// error: tests/fold_text.rs and the `fold_total` property), and no faster than it.
+pub fn decode_log_strict(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
+    let mut out = Vec::new();
+    match layout(text) {
+        Layout::Array(text) => {
+            decode_array(text, &mut |e| {
+                out.push(e);
+                Ok(())
+            })?;
+        }
+        Layout::Lines(text) => {
+            for (index, (line, line_no, more)) in envelope_lines(text).enumerate() {
+                out.push(decode_line_strict(line, index, line_no, more)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Decodes a log like [`decode_log`], handing each envelope to `sink` as soon as it is
 /// decoded, so a caller can fold a log without holding all its envelopes. An error the
 /// sink returns stops the decoding and is returned.
@@ -315,6 +341,19 @@ pub(crate) fn decode_line(
     line_no: usize,
     more: bool,
 ) -> Result<EventEnvelope, EnvelopeError> {
+    match decode_fast(line) {
+        Some(envelope) => Ok(envelope),
+        None => decode_line_strict(line, index, line_no, more),
+    }
+}
+
+/// [`decode_line`] through the strict decoder alone.
+fn decode_line_strict(
+    line: &str,
+    index: usize,
+    line_no: usize,
+    more: bool,
+) -> Result<EventEnvelope, EnvelopeError> {
     decode_at(line, index, line_no).map_err(|mut e| {
         if e.field.is_none() && e.problem.starts_with("EOF while parsing") {
             let lone_start = line.trim() == "{" || line.trim_end().ends_with('{');
@@ -329,6 +368,53 @@ pub(crate) fn decode_line(
             }
         }
         e
+    })
+}
+
+/// The envelope of one line whose payload (and metadata) is already in normal form
+/// ([`crate::json`]), without building the payload as a tree: a line in the writers' own
+/// form (the wire reader, [`crate::fold::fold_text`]'s first path), or any other line
+/// the raw read takes ([`RawEnvelope::read`]). Each is the envelope the strict decoder
+/// gives for the same line (tests/decode.rs holds the two together); `None` sends the
+/// line to the strict decoder for its envelope or its error. A payload or metadata that
+/// is not in normal form, or nests deeper than the normal scan reads, always goes there,
+/// so its tree is built, and its nesting limit counted, exactly as before.
+fn decode_fast(line: &str) -> Option<EventEnvelope> {
+    let metadata = |text: Option<&str>| -> Option<Option<Map<String, Value>>> {
+        match text {
+            None => Some(None),
+            Some(t) if crate::json::is_normal_payload(t) => serde_json::from_str(t).ok().map(Some),
+            Some(_) => None,
+        }
+    };
+    if let Some(w) = crate::fold::wire::read(line) {
+        return Some(EventEnvelope {
+            id: w.id.to_owned(),
+            workflow_id: w.workflow_id.to_owned(),
+            execution_id: w.execution_id.to_owned(),
+            event_type: w.event_type.to_owned(),
+            sequence: w.sequence,
+            timestamp_ms: w.timestamp_ms,
+            payload: JsonText::from_scanned(w.payload),
+            // Scanned as normal already: parsed without a second check.
+            metadata: match w.metadata_text {
+                Some(t) => Some(serde_json::from_str(t).ok()?),
+                None => None,
+            },
+        });
+    }
+    let raw = RawEnvelope::read(line)?;
+    let payload = JsonText::from_normal_text(raw.payload.get())?;
+    let metadata = metadata(raw.metadata.map(|m| m.get()))?;
+    Some(EventEnvelope {
+        id: raw.id.into_owned(),
+        workflow_id: raw.workflow_id.into_owned(),
+        execution_id: raw.execution_id.into_owned(),
+        event_type: raw.event_type.into_owned(),
+        sequence: raw.sequence,
+        timestamp_ms: raw.timestamp_ms,
+        payload,
+        metadata,
     })
 }
 
@@ -723,7 +809,9 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
                     if payload.is_some() {
                         return Err(self.fail(Some("payload"), "appears twice".into()));
                     }
-                    payload = Some(map.next_value::<Value>()?);
+                    // Read as a tree, as it always was, so every error (a nesting limit
+                    // counted from the envelope included) reads as before.
+                    payload = Some(JsonText::from_value(&map.next_value::<Value>()?));
                     continue;
                 }
                 Field::Metadata => {

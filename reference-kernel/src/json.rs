@@ -215,17 +215,264 @@ impl<'de> Deserialize<'de> for Json {
     }
 }
 
-/// Whether `text` is exactly one JSON value in normal form, with no `__proto__` key.
-pub(crate) fn is_normal(text: &str) -> bool {
-    let b = text.as_bytes();
-    let mut at = 0;
-    value(b, &mut at, 0) && at == b.len()
+/// One JSON value as its compact text in normal form (module docs), `__proto__` keys
+/// included: an event's payload ([`crate::EventEnvelope::payload`]).
+///
+/// The text is what the value is: it is written out as it is (a store's column, a
+/// protocol answer), read by the fold in place (the hot kinds' fields are found by one
+/// scan, a kept value is a slice of it), and cloned as one allocation. Normal form is
+/// what `serde_json` prints a `Value` in, so the bytes are those a payload held as a
+/// `Value` printed to, and two texts of one value are one text (up to a floating
+/// zero's sign, which [`PartialEq`] handles as `Value` does).
+///
+/// For code that reads a payload as a tree, `JsonText` dereferences to its `Value`,
+/// parsed on first use and kept (as `std::sync::LazyLock` computes its value once):
+/// `payload.get("stepId")`, `payload["input"]` and `payload.is_null()` read as they do
+/// on a `Value`. The fold never takes that path; it reads the text.
+pub struct JsonText {
+    text: Box<str>,
+    tree: std::sync::OnceLock<Box<Value>>,
 }
 
-fn value(b: &[u8], at: &mut usize, depth: usize) -> bool {
+impl JsonText {
+    /// `null`.
+    pub fn null() -> JsonText {
+        JsonText::from_normal(String::from("null"))
+    }
+
+    /// Text already known to be in normal form.
+    fn from_normal(text: String) -> JsonText {
+        JsonText {
+            text: text.into_boxed_str(),
+            tree: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The value's normal text.
+    pub fn from_value(value: &Value) -> JsonText {
+        // Printing a `Value` cannot fail: its keys are strings and it holds no
+        // non-finite number.
+        JsonText::from_normal(serde_json::to_string(value).unwrap_or_else(|_| "null".into()))
+    }
+
+    /// Reads one JSON value from `text`: taken as it is when it is already in normal form
+    /// (one scan, no tree), else parsed (with `serde_json`'s nesting limit, as the
+    /// envelope decoder reads a payload) and printed in normal form. Objects keep the last
+    /// of a repeated key, as a `Value` does.
+    pub fn parse(text: &str) -> Result<JsonText, serde_json::Error> {
+        if let Some(normal) = JsonText::from_normal_text(text) {
+            return Ok(normal);
+        }
+        let value: Value = serde_json::from_str(text)?;
+        Ok(JsonText::from_value(&value))
+    }
+
+    /// The normal text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The value as a tree: the kept tree's copy when one was parsed, else parsed now
+    /// (and not kept).
+    pub fn to_value(&self) -> Value {
+        match self.tree.get() {
+            Some(tree) => (**tree).clone(),
+            None => parse(&self.text),
+        }
+    }
+
+    /// The value as a tree, taking the kept one when there is one.
+    pub fn into_value(self) -> Value {
+        match self.tree.into_inner() {
+            Some(tree) => *tree,
+            None => parse(&self.text),
+        }
+    }
+
+    /// Changes the value through its tree, then keeps the changed value's text: for code
+    /// that rewrites a payload (a planted bug, a test's hostile edit, a buggy store).
+    pub fn edit<R>(&mut self, f: impl FnOnce(&mut Value) -> R) -> R {
+        let mut tree = std::mem::take(self).into_value();
+        let out = f(&mut tree);
+        *self = JsonText::from(tree);
+        out
+    }
+
+    /// The tree this text derefs to, parsed on first use.
+    pub fn tree(&self) -> &Value {
+        self.tree.get_or_init(|| Box::new(parse(&self.text)))
+    }
+
+    /// The string under the top-level field `key`, when this is an object holding a
+    /// string there, as `self.get(key).and_then(Value::as_str)` reads it: found by a scan
+    /// of the text and borrowed from it (a normal-form string holds no escape), so no
+    /// tree is built; only an object nested deeper than the scan reads
+    /// ([`NORMAL_SCAN_DEPTH_MAX`]) is read through its tree.
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        let b = self.text.as_bytes();
+        if b.first() != Some(&b'{') {
+            return None;
+        }
+        let mut found = None;
+        let mut at = 0;
+        let scanned = object_fields(b, &mut at, 1, Proto::Allowed, &mut |k, v| {
+            // Keys are unique in normal form, and compare as their bytes.
+            if &b[k] == key.as_bytes() {
+                found = Some(v);
+            }
+        });
+        if !scanned {
+            return self.tree().get(key).and_then(Value::as_str);
+        }
+        // Every field begins and ends at an ASCII byte, so it is a slice of the text.
+        let text = self.text.get(found?)?;
+        text.strip_prefix('"')?.strip_suffix('"')
+    }
+
+    /// `text` as it is, when it is one value in normal form (`__proto__` keys allowed)
+    /// no deeper than the scan reads; `None` otherwise.
+    pub fn from_normal_text(text: &str) -> Option<JsonText> {
+        is_normal_payload(text).then(|| JsonText::from_normal(text.to_owned()))
+    }
+
+    /// Text a scan already took as normal (the wire reader's payload): kept without a
+    /// second scan, which debug builds (the tests) still make.
+    pub(crate) fn from_scanned(text: &str) -> JsonText {
+        debug_assert!(is_normal_payload(text), "not in normal form: {text}");
+        JsonText::from_normal(text.to_owned())
+    }
+}
+
+impl Clone for JsonText {
+    /// The text alone: a tree parsed from it is not copied (the copy parses its own
+    /// when it is read as one).
+    fn clone(&self) -> JsonText {
+        JsonText {
+            text: self.text.clone(),
+            tree: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl Default for JsonText {
+    fn default() -> JsonText {
+        JsonText::null()
+    }
+}
+
+impl std::ops::Deref for JsonText {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.tree()
+    }
+}
+
+impl From<Value> for JsonText {
+    fn from(value: Value) -> JsonText {
+        let text = JsonText::from_value(&value);
+        // The tree is at hand: keep it, so reading it back costs no parse.
+        let _ = text.tree.set(Box::new(value));
+        text
+    }
+}
+
+impl From<&Value> for JsonText {
+    fn from(value: &Value) -> JsonText {
+        JsonText::from_value(value)
+    }
+}
+
+impl PartialEq for JsonText {
+    /// Equal as the values they stand for (see [`Json`]'s equality: only a floating
+    /// zero has two texts).
+    fn eq(&self, other: &JsonText) -> bool {
+        self.text == other.text
+            || (may_hold_float(&self.text)
+                && may_hold_float(&other.text)
+                && self.tree() == other.tree())
+    }
+}
+
+impl PartialEq<Value> for JsonText {
+    fn eq(&self, other: &Value) -> bool {
+        self.tree() == other
+    }
+}
+
+impl PartialEq<JsonText> for Value {
+    fn eq(&self, other: &JsonText) -> bool {
+        self == other.tree()
+    }
+}
+
+impl fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl fmt::Display for JsonText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for JsonText {
+    /// As its text, verbatim, to a `serde_json` writer (serde_json's raw value); any
+    /// other serializer (`serde_json::to_value` among them) sees the value it stands for.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // `serde_json` lends a raw value only after a syntax pass over it (no tree, no
+        // copy); normal text always passes.
+        match serde_json::from_str::<&serde_json::value::RawValue>(&self.text) {
+            Ok(raw) => raw.serialize(s),
+            Err(_) => self.tree().serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonText, D::Error> {
+        Value::deserialize(d).map(JsonText::from)
+    }
+}
+
+/// Whether normal text may hold a float (the only numbers with two normal texts of one
+/// value: `0.0` and `-0.0`).
+fn may_hold_float(s: &str) -> bool {
+    s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+}
+
+/// Whether `text` is exactly one JSON value in normal form, with no `__proto__` key.
+pub(crate) fn is_normal(text: &str) -> bool {
+    whole(text, Proto::Refused)
+}
+
+/// Whether a `__proto__` key fails the scan (a value the state keeps, which the fold
+/// has scrubbed) or is read like any other key (an event's payload, which keeps what
+/// its writer wrote for the fold to drop and report, FOLD-05).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Proto {
+    Refused,
+    Allowed,
+}
+
+/// Whether `text` is exactly one value in normal form, `__proto__` keys allowed (what a
+/// payload's text must be, [`JsonText`]).
+pub(crate) fn is_normal_payload(text: &str) -> bool {
+    whole(text, Proto::Allowed)
+}
+
+/// Whether `text` is exactly one normal-form value under `proto`.
+fn whole(text: &str, proto: Proto) -> bool {
+    let b = text.as_bytes();
+    let mut at = 0;
+    value(b, &mut at, 0, proto) && at == b.len()
+}
+
+fn value(b: &[u8], at: &mut usize, depth: usize, proto: Proto) -> bool {
     match b.get(*at) {
-        Some(b'{') => object(b, at, depth + 1),
-        Some(b'[') => array(b, at, depth + 1),
+        Some(b'{') => object(b, at, depth + 1, proto),
+        Some(b'[') => array(b, at, depth + 1, proto),
         Some(b'"') => string(b, at).is_some(),
         Some(b'-' | b'0'..=b'9') => number(b, at),
         Some(b't') => literal(b, at, b"true"),
@@ -353,7 +600,7 @@ fn float(b: &[u8], at: &mut usize) -> bool {
     }
 }
 
-fn array(b: &[u8], at: &mut usize, depth: usize) -> bool {
+fn array(b: &[u8], at: &mut usize, depth: usize, proto: Proto) -> bool {
     if depth > NORMAL_SCAN_DEPTH_MAX {
         return false;
     }
@@ -363,7 +610,7 @@ fn array(b: &[u8], at: &mut usize, depth: usize) -> bool {
         return true;
     }
     loop {
-        if !value(b, at, depth) {
+        if !value(b, at, depth, proto) {
             return false;
         }
         match b.get(*at) {
@@ -377,8 +624,8 @@ fn array(b: &[u8], at: &mut usize, depth: usize) -> bool {
     }
 }
 
-fn object(b: &[u8], at: &mut usize, depth: usize) -> bool {
-    object_fields(b, at, depth, &mut |_, _| {})
+fn object(b: &[u8], at: &mut usize, depth: usize, proto: Proto) -> bool {
+    object_fields(b, at, depth, proto, &mut |_, _| {})
 }
 
 /// One normal-form object at `b[*at]`, the positions of its top-level keys (without
@@ -388,6 +635,7 @@ fn object_fields(
     b: &[u8],
     at: &mut usize,
     depth: usize,
+    proto: Proto,
     field: &mut dyn FnMut(Range<usize>, Range<usize>),
 ) -> bool {
     if depth > NORMAL_SCAN_DEPTH_MAX {
@@ -409,7 +657,9 @@ fn object_fields(
         };
         // Keys in strictly rising byte order: the order of a `Value`'s map, and no key
         // twice (a repeated key in a payload keeps its last value, on the tree path).
-        if previous.is_some_and(|p| p >= key) || key == crate::fold::PROTO_KEY.as_bytes() {
+        if previous.is_some_and(|p| p >= key)
+            || (proto == Proto::Refused && key == crate::fold::PROTO_KEY.as_bytes())
+        {
             return false;
         }
         previous = Some(key);
@@ -419,7 +669,7 @@ fn object_fields(
         }
         *at += 1;
         let value_at = *at;
-        if !value(b, at, depth) {
+        if !value(b, at, depth, proto) {
             return false;
         }
         field(key_range, value_at..*at);
@@ -437,7 +687,7 @@ fn object_fields(
 /// Scans one normal-form value (module docs) starting at `b[*at]`, moving `at` past it:
 /// whether it is one. Text it takes is valid JSON, holds no `__proto__` key and no escape.
 pub(crate) fn scan_normal(b: &[u8], at: &mut usize) -> bool {
-    value(b, at, 0)
+    value(b, at, 0, Proto::Refused)
 }
 
 /// Scans one normal-form object at `b[*at]` like [`scan_normal`], handing the position
@@ -447,7 +697,7 @@ pub(crate) fn scan_normal_object(
     at: &mut usize,
     field: &mut dyn FnMut(Range<usize>, Range<usize>),
 ) -> bool {
-    b.get(*at) == Some(&b'{') && object_fields(b, at, 1, field)
+    b.get(*at) == Some(&b'{') && object_fields(b, at, 1, Proto::Refused, field)
 }
 
 /// Scans a JSON string at `b[*at]` (which must be its opening quote) that holds no

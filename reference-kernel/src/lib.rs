@@ -38,6 +38,6 @@ pub use fold::{
     fold, fold_as, fold_from, fold_owned, fold_text, get_decision, known_event_types,
     ExecutionState, FoldVersion,
 };
-pub use json::Json;
+pub use json::{Json, JsonText};
 pub use snapshot::{normalize_snapshot_state, SnapshotRecord};
 pub use versions::*;

@@ -98,7 +98,7 @@ pub fn sample_points(len: usize, n: usize) -> Vec<usize> {
 const PROGRESS_EVERY: usize = 1 << 14;
 
 fn fold_one(state: ExecutionState, e: &EventEnvelope, v: FoldVersion) -> ExecutionState {
-    fold_versioned(state, std::iter::once(e.clone()), v, &mut NoDiagnostics)
+    fold_versioned(state, std::iter::once(e), v, &mut NoDiagnostics)
 }
 
 /// Restores the snapshot written at `k` from `writer_state` and folds its tail; `None`

@@ -295,7 +295,7 @@ proptest! {
             let mut e = decode_log(GOOD).unwrap().remove(0);
             e.event_type = t.clone();
             e.sequence = i as u64;
-            e.payload = payloads[i].clone();
+            e.payload = payloads[i].clone().into();
             if kernel {
                 e.metadata = Some(serde_json::from_str(r#"{"kernel":true,"flowEmit":"x"}"#).unwrap());
             }

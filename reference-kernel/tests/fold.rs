@@ -1244,7 +1244,7 @@ fn fold_04_folding_one_envelope_at_a_time_names_the_same_indices() {
         let (whole, whole_diags) = fold_with_diagnostics(v, &ExecutionState::new(), &events);
         let mut diags = Vec::new();
         let mut folder = Folder::new(ExecutionState::new(), v, &mut diags);
-        for e in events.iter().cloned() {
+        for e in &events {
             folder.push(e);
         }
         assert_eq!(folder.pushed(), events.len());

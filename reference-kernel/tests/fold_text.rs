@@ -1,11 +1,15 @@
-//! FOLD-01: the fold's text path (`fold_text`) gives exactly what `decode_log` and then
-//! the fold of the envelopes give (state, diagnostics, or the decoding error) at every
-//! schema version, over the payload shapes its fast handlers take and every shape they
+//! FOLD-01: the fast paths give exactly what the strict decoder (`decode_log_strict`)
+//! and then the fold of its envelopes give: `decode_log` the same envelopes, byte for
+//! byte, and both the fold of those and the text path (`fold_text`) the same state,
+//! diagnostics, or decoding error, at every schema version, over the payload shapes its fast handlers take and every shape they
 //! must hand to the general handler: nulls, repeated and unknown fields, escapes,
 //! `__proto__` keys spelled plainly or with `\u` escapes, floats, non-object payloads,
 //! metadata, and lines the strict decoder refuses.
 
-use loom_kernel::fold::{fold_text, fold_with_diagnostics, FoldVersion};
+use loom_kernel::envelope::decode_log_strict;
+use loom_kernel::fold::{
+    fold_general_with_diagnostics, fold_text, fold_with_diagnostics, FoldVersion,
+};
 use loom_kernel::{decode_log, ExecutionState};
 use proptest::prelude::*;
 
@@ -26,11 +30,45 @@ fn normal(payload: &str) -> Option<String> {
         .map(|v| v.to_string())
 }
 
-/// Every version: the text path and the whole-log path agree.
+/// `decode_log` gives the strict decoder's envelopes, byte for byte, or its error; and at
+/// every version the text path and the fold of the decoded envelopes agree with the fold
+/// of the strictly decoded ones.
 fn agree(text: &str) {
+    let strict = decode_log_strict(text);
+    let decoded = decode_log(text);
+    match (&strict, &decoded) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(
+                a, b,
+                "decode_log differs from the strict decoder on\n{text}"
+            );
+            for (a, b) in a.iter().zip(b) {
+                assert_eq!(
+                    serde_json::to_string(a).unwrap(),
+                    serde_json::to_string(b).unwrap(),
+                    "decode_log's envelope prints differently on\n{text}"
+                );
+            }
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b, "decode_log's error differs on\n{text}"),
+        _ => panic!("one decoder failed: {strict:?} vs {decoded:?} on\n{text}"),
+    }
     for v in FoldVersion::all() {
-        let whole = decode_log(text)
+        let whole = strict
+            .clone()
+            .map(|events| fold_general_with_diagnostics(v, &ExecutionState::new(), &events));
+        let of_decoded = decoded
+            .clone()
             .map(|events| fold_with_diagnostics(v, &ExecutionState::new(), &events));
+        if let (Ok((a, da)), Ok((b, db))) = (&whole, &of_decoded) {
+            assert_eq!(
+                a.canonical(),
+                b.canonical(),
+                "{v}: states differ on\n{text}"
+            );
+            assert_eq!(a, b, "{v}: states differ structurally on\n{text}");
+            assert_eq!(da, db, "{v}: diagnostics differ on\n{text}");
+        }
         let mut diags = Vec::new();
         let fast = fold_text(ExecutionState::new(), text, v, &mut diags).map(|(s, _)| (s, diags));
         match (&whole, &fast) {

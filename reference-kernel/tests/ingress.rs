@@ -50,7 +50,7 @@ fn append(events: &[EventEnvelope], new: Vec<NewEvent>) -> Vec<EventEnvelope> {
         .iter()
         .map(|e| Ev {
             event_type: e.event_type.clone(),
-            payload: e.payload.clone(),
+            payload: e.payload.to_value(),
             metadata: e.metadata.clone(),
         })
         .collect();

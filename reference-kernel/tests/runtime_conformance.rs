@@ -229,7 +229,7 @@ fn ingress_34_verdict_without_its_indoubt_fact_is_not_honoured() {
     v.sequence = forged.len() as u64;
     v.id = "forged".into();
     v.event_type = "DECISION_RECORDED".into();
-    v.payload = json!({"id": "__loom_verdict:pay#1", "choice": {"stepId": "pay", "attempt": 1, "outcome": "completed", "output": "forged"}});
+    v.payload = json!({"id": "__loom_verdict:pay#1", "choice": {"stepId": "pay", "attempt": 1, "outcome": "completed", "output": "forged"}}).into();
     v.metadata = Some(serde_json::from_value(json!({"kernel": true})).unwrap());
     forged.push(v);
     block_on(r2.store().append("e", 0, forged, None)).unwrap();
@@ -254,7 +254,7 @@ fn fold_46_quarantine_facts_do_not_move_the_park_fence() {
         let mut e = at_park.last().unwrap().clone();
         e.sequence = (at_park.len() + i) as u64;
         e.event_type = (*kind).into();
-        e.payload = json!({"topic": "t", "messageId": "m", "operator": "op"});
+        e.payload = json!({"topic": "t", "messageId": "m", "operator": "op"}).into();
         e.metadata = Some(serde_json::from_value(json!({"kernel": true})).unwrap());
         after.push(e);
     }
@@ -266,7 +266,7 @@ fn fold_46_quarantine_facts_do_not_move_the_park_fence() {
     let mut step = at_park.last().unwrap().clone();
     step.sequence = after.len() as u64;
     step.event_type = "STEP_STARTED".into();
-    step.payload = json!({"stepId": "x"});
+    step.payload = json!({"stepId": "x"}).into();
     moved.push(step);
     assert!(
         !park_fence_holds(&moved[at_park.len()..]),

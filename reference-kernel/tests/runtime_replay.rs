@@ -141,7 +141,7 @@ fn replay_07_orphan_legacy_entry_shifts_to_next_gate() {
             event_type: t.into(),
             sequence: i as u64,
             timestamp_ms: 0,
-            payload: p,
+            payload: p.into(),
             metadata: None,
         })
         .collect();

@@ -29,7 +29,7 @@ fn caught(errors_on_effect: Value, step_errors: Option<Value>, outcome: Value) -
 }
 
 fn failed_payload(rt: &Rt) -> Value {
-    of_type(&log(rt, "e"), "STEP_FAILED")[0].payload.clone()
+    of_type(&log(rt, "e"), "STEP_FAILED")[0].payload.to_value()
 }
 
 struct Counting(Arc<AtomicU64>);

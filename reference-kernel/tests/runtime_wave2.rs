@@ -383,7 +383,7 @@ fn fold_46_quarantine_facts_after_a_park_keep_the_park_fence() {
         event_type: "EXECUTION_RESUMED".into(),
         sequence: next,
         timestamp_ms: T0,
-        payload: json!({"waitId": "w", "answer": "x"}),
+        payload: json!({"waitId": "w", "answer": "x"}).into(),
         metadata: Some(serde_json::from_value(json!({"kernel": true})).unwrap()),
     };
     block_on(rt.store().append_if_unchanged("e", anchor, vec![resume])).expect("fence holds");
@@ -683,7 +683,7 @@ impl EventStore for RacingStore {
                 event_type: kind.into(),
                 sequence: expected_next,
                 timestamp_ms: T0,
-                payload,
+                payload: payload.into(),
                 metadata: Some(serde_json::from_value(json!({"kernel": true})).unwrap()),
             };
             self.inner

@@ -823,7 +823,7 @@ mod tests {
             event_type: kind.into(),
             sequence: seq,
             timestamp_ms: 0,
-            payload,
+            payload: payload.into(),
             metadata: None,
         }
     }

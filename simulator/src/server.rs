@@ -177,9 +177,11 @@ async fn read(
         // A store that serves a damaged copy of a recorded step output (a bad
         // cache, a decoding bug): the stored log stays right.
         if let Some(e) = log.iter_mut().find(|e| e.event_type == "STEP_COMPLETED") {
-            if let Some(v) = e.payload.pointer_mut("/output/v") {
-                *v = json!(v.as_u64().map_or(0, |x| x + 1));
-            }
+            e.payload.edit(|p| {
+                if let Some(v) = p.pointer_mut("/output/v") {
+                    *v = json!(v.as_u64().map_or(0, |x| x + 1));
+                }
+            });
         }
     }
     if world.bug == Some(PlantedBug::StaleReadsBlindAppends)
@@ -452,9 +454,11 @@ async fn append(world: &World, req: &Value) -> Result<Value, StoreError> {
         // client's answer `k` is stored as `k + 1`.
         for e in &mut events {
             if e.event_type.starts_with(GATE_PREFIX) {
-                if let Some(k) = e.payload.get_mut("k") {
-                    *k = json!(k.as_u64().map_or(0, |x| x + 1));
-                }
+                e.payload.edit(|p| {
+                    if let Some(k) = p.get_mut("k") {
+                        *k = json!(k.as_u64().map_or(0, |x| x + 1));
+                    }
+                });
             }
         }
     }

@@ -48,6 +48,7 @@ use loom_kernel::spi::{
 use loom_kernel::versions::{
     ARCHIVE_STORE_SPI_VERSION, EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
 };
+use loom_kernel::JsonText;
 
 /// The schema version this code writes and reads. Version 2 keeps the dispatcher's
 /// held-package count in `loom_dispatch_held`; a version 1 schema is migrated when a
@@ -540,7 +541,9 @@ fn envelope_from_row(row: &Row) -> Result<EventEnvelope, StoreError> {
         event_type: row.try_get(3).map_err(backend)?,
         sequence: unsigned(row.try_get(4).map_err(backend)?, "sequence")?,
         timestamp_ms: row.try_get(5).map_err(backend)?,
-        payload: row.try_get(6).map_err(backend)?,
+        // jsonb comes back in PostgreSQL's own spelling (spaces, keys by length): read
+        // as a tree and written in normal form, the text the envelope was written from.
+        payload: JsonText::from_value(&row.try_get::<_, Value>(6).map_err(backend)?),
         metadata,
     })
 }
@@ -568,7 +571,9 @@ async fn insert_envelopes(
         types.push(e.event_type.as_str());
         sequences.push(signed(e.sequence));
         timestamps.push(e.timestamp_ms);
-        payloads.push(e.payload.clone());
+        // The payload's text as it is (`Json` writes it through serde_json, which copies
+        // a raw value verbatim): no tree is built to be printed again.
+        payloads.push(tokio_postgres::types::Json(&e.payload));
         metadata.push(e.metadata.clone().map(Value::Object));
     }
     let sql = format!(

@@ -40,6 +40,7 @@ use loom_kernel::versions::{
     ARCHIVE_STORE_SPI_VERSION, BRANCH_REGISTRY_SPI_VERSION, DISPATCHER_SPI_VERSION,
     EVENT_STORE_SPI_VERSION, SNAPSHOT_STORE_SPI_VERSION,
 };
+use loom_kernel::JsonText;
 
 use crate::lease_duration_checked;
 
@@ -415,8 +416,8 @@ fn raw_envelope(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEnvelope> {
 fn envelope_from_raw(raw: RawEnvelope) -> Result<EventEnvelope, StoreError> {
     let (id, workflow_id, execution_id, event_type, sequence, timestamp_ms, payload, metadata) =
         raw;
-    let payload: Value =
-        serde_json::from_str(&payload).map_err(|e| backend(format!("stored payload: {e}")))?;
+    // Stored as the normal text it was written from, so it is taken as it is (one scan).
+    let payload = JsonText::parse(&payload).map_err(|e| backend(format!("stored payload: {e}")))?;
     let metadata = match metadata {
         None => None,
         Some(text) => Some(
@@ -461,7 +462,7 @@ fn insert_envelopes(
         format!("INSERT INTO {table} ({ENVELOPE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     let mut stmt = tx.prepare_cached(&sql).map_err(backend)?;
     for e in events {
-        let payload = serde_json::to_string(&e.payload).map_err(backend)?;
+        let payload = e.payload.as_str();
         let metadata = e
             .metadata
             .as_ref()

@@ -180,7 +180,7 @@ pub fn replay(log: &[EventEnvelope], flow: &Value) -> Result<ReplayReport, Strin
             clock.set(e.timestamp_ms);
             let request = ResumeRequest {
                 event_type: e.event_type.clone(),
-                payload: e.payload.clone(),
+                payload: e.payload.to_value(),
                 metadata: e.metadata.clone(),
             };
             outcomes.push(outcome_value(&block_on(rt.resume(&id, request))));

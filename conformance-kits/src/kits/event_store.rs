@@ -1505,7 +1505,7 @@ pub async fn spi_23_values_read_back_identical<S: EventStore>(store: &S, cx: &Ct
             _ => serde_json::json!({ "nothing": null, "empty": {} }).as_object().cloned(),
         };
         if seq == 3 {
-            e.payload = serde_json::Value::Null;
+            e.payload = serde_json::Value::Null.into();
         }
         batch.push(e);
     }
@@ -2283,7 +2283,7 @@ mod tests {
             event_type: "STEP_STARTED".into(),
             sequence,
             timestamp_ms: 1,
-            payload: json!({"stepId": "s", "n": sequence}),
+            payload: json!({"stepId": "s", "n": sequence}).into(),
             metadata: metadata.and_then(|m| m.as_object().cloned()),
         }
     }
@@ -2299,7 +2299,7 @@ mod tests {
             "read after append: log of x has the sequences written, but envelope 1 (sequence 1) differs at `/metadata`: written {}, read back absent"
         );
         let mut rewritten = written.clone();
-        rewritten[0].payload = json!({"stepId": "s", "n": 7});
+        rewritten[0].payload = json!({"stepId": "s", "n": 7}).into();
         assert_eq!(
             envelope_difference("read after append", "x", &rewritten, &written),
             "read after append: log of x has the sequences written, but envelope 0 (sequence 0) differs at `/payload/n`: written 0, read back 7"

@@ -285,7 +285,7 @@ fn batch(exec: &str, first: u64, n: u8, tag: usize, kind: u8) -> Vec<EventEnvelo
             event_type: "app.event".into(),
             sequence: first.wrapping_add(i),
             timestamp_ms: 1_700_000_000_000 + i as i64,
-            payload: payload(kind, tag, i),
+            payload: payload(kind, tag, i).into(),
             metadata: (i % 2 == 1).then(serde_json::Map::new),
         })
         .collect()
@@ -308,7 +308,7 @@ fn archived(exec: &str, sequences: &[u8], tag: u8) -> Vec<EventEnvelope> {
             event_type: "app.event".into(),
             sequence: u64::from(*s),
             timestamp_ms: 1_700_000_000_000,
-            payload: payload(tag, usize::from(*s), 0),
+            payload: payload(tag, usize::from(*s), 0).into(),
             metadata: None,
         })
         .collect()

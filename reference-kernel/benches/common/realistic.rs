@@ -25,7 +25,7 @@ pub fn realistic_log(n_events: usize) -> Vec<EventEnvelope> {
             event_type: t.into(),
             sequence: i,
             timestamp_ms: 1_700_000_000_000 + i as i64,
-            payload,
+            payload: payload.into(),
             metadata: meta.and_then(|m| m.as_object().cloned()),
         });
     }
@@ -80,7 +80,10 @@ pub fn realistic_log(n_events: usize) -> Vec<EventEnvelope> {
 pub fn bounded_state_log(n_events: usize) -> Vec<EventEnvelope> {
     let mut out = realistic_log(n_events);
     for e in &mut out {
-        if let Some(obj) = e.payload.as_object_mut() {
+        e.payload.edit(|p| {
+            let Some(obj) = p.as_object_mut() else {
+                return;
+            };
             if let Some(serde_json::Value::String(s)) = obj.get("stepId").cloned() {
                 let turn: u64 = s
                     .trim_start_matches("turn-")
@@ -93,10 +96,10 @@ pub fn bounded_state_log(n_events: usize) -> Vec<EventEnvelope> {
                 let turn: u64 = s.trim_start_matches("route-").parse().unwrap_or(0);
                 obj.insert("id".into(), json!(format!("route-{}", turn % 10)));
             }
-        }
+        });
         if e.event_type == "EXECUTION_RESUMED" {
             // Answers accumulate in _resumePayloads (one per gate); keep them tiny.
-            e.payload = json!(true);
+            e.payload = json!(true).into();
         }
         e.metadata = None;
     }

@@ -15,7 +15,7 @@
 
 use super::state::keys;
 use crate::envelope::EventEnvelope;
-use serde_json::Value;
+use crate::json::JsonText;
 
 /// How an event may touch one variable.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,11 +55,9 @@ pub const GROWING_VARIABLES: [&str; 7] = [
     keys::LIFECYCLE,
 ];
 
-fn string_field(payload: &Value, field: &str) -> Option<String> {
-    payload
-        .get(field)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
+/// A payload's string field, read from its text (no tree is built).
+fn string_field(payload: &JsonText, field: &str) -> Option<String> {
+    payload.str_field(field).map(str::to_owned)
 }
 
 /// The footprint of `e` at any fold version (a superset of each version's).

@@ -1,5 +1,7 @@
 //! One handler per event kind. Each reads only its envelope and the prior state.
 
+use super::fields::{fields_view, of_object};
+use super::raw::{apply_view, Fast};
 use super::state::{keys, Frame, FrameStatus, Status};
 use super::{
     is_known_event_type, DiagnosticKind, DiagnosticSink, ExecutionState, FoldDiagnostic,
@@ -53,28 +55,72 @@ impl Ctx<'_> {
     }
 }
 
+/// Folds one envelope. A hot kind's payload (`STEP_STARTED`, `STEP_COMPLETED`,
+/// `DECISION_RECORDED`, `EXECUTION_SUSPENDED`) is read in place from its normal text by
+/// the fast handlers the text path uses (`raw::apply_view`), when they can act exactly as
+/// the handler here would; an unknown kind's payload is never read (FOLD-04); every other
+/// envelope's payload is built as a tree for the handlers below. Nothing of the envelope
+/// is copied but what the state keeps.
 pub(super) fn apply(
     state: &mut ExecutionState,
-    event: EventEnvelope,
+    event: &EventEnvelope,
     index: usize,
     v: FoldVersion,
     sink: &mut dyn DiagnosticSink,
 ) {
-    let EventEnvelope {
-        event_type,
-        sequence,
-        timestamp_ms,
-        payload,
-        metadata,
-        ..
-    } = event;
     let head = Head {
-        event_type: &event_type,
-        sequence,
-        timestamp_ms,
+        event_type: &event.event_type,
+        sequence: event.sequence,
+        timestamp_ms: event.timestamp_ms,
         index,
     };
-    apply_parts(state, head, payload, metadata.as_ref(), v, sink);
+    let metadata = event.metadata.as_ref();
+    if !is_known_event_type(&event.event_type) {
+        apply_parts(state, head, Value::Null, metadata, v, sink);
+        return;
+    }
+    // A known kind's metadata (a kernel stamp, a `flowEmit`) is the general handler's.
+    if metadata.is_none() {
+        if let Some(Fast::Done) = fast(state, event, v) {
+            bookkeep(state, event.sequence, event.timestamp_ms);
+            return;
+        }
+    }
+    apply_parts(state, head, event.payload.to_value(), metadata, v, sink);
+}
+
+/// [`apply`] without the fast handlers: every known kind's payload built as a tree for
+/// the handlers below (`fold::fold_general_with_diagnostics`, the reference the fast
+/// paths are held to).
+pub(super) fn apply_general(
+    state: &mut ExecutionState,
+    event: &EventEnvelope,
+    index: usize,
+    v: FoldVersion,
+    sink: &mut dyn DiagnosticSink,
+) {
+    let head = Head {
+        event_type: &event.event_type,
+        sequence: event.sequence,
+        timestamp_ms: event.timestamp_ms,
+        index,
+    };
+    let payload = if is_known_event_type(&event.event_type) {
+        event.payload.to_value()
+    } else {
+        Value::Null
+    };
+    apply_parts(state, head, payload, event.metadata.as_ref(), v, sink);
+}
+
+/// The fast handlers on a decoded envelope's payload text: `None` or `General` (nothing
+/// changed) when the payload is not the object a fast handler reads (more fields than
+/// the scan records, a `__proto__` key at any depth, nesting deeper than the scan reads)
+/// or the kind has none.
+fn fast(state: &mut ExecutionState, event: &EventEnvelope, v: FoldVersion) -> Option<Fast> {
+    let fields = of_object(event.payload.as_str()).filter(|f| !f.overflow)?;
+    let view = fields_view(&event.event_type, &fields)?;
+    apply_view(state, view, event.sequence, v).ok()
 }
 
 /// An envelope's fields other than its payload and metadata, as the handlers read them.

@@ -15,11 +15,12 @@
 //! from 1.15.0 to the current 1.26.0, so mixed fleets and the documented snapshot
 //! exceptions can be reproduced.
 
+mod fields;
 pub mod footprint;
 mod handlers;
 mod raw;
 pub mod state;
-mod wire;
+pub(crate) mod wire;
 
 /// Constants the handlers define that other kernel modules share.
 pub mod handlers_api {
@@ -34,6 +35,7 @@ use crate::envelope::{
 };
 use crate::versions::{SemVer, EVENT_SCHEMA_VERSION};
 use serde_json::Value;
+use std::borrow::Borrow;
 
 /// Which EVENT_SCHEMA minor's fold behaviour to reproduce (major 1 only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -251,17 +253,18 @@ pub fn fold(events: &[EventEnvelope]) -> ExecutionState {
 pub fn fold_from(state: &ExecutionState, tail: &[EventEnvelope]) -> ExecutionState {
     fold_versioned(
         state.clone(),
-        tail.iter().cloned(),
+        tail,
         FoldVersion::CURRENT,
         &mut NoDiagnostics,
     )
 }
 
-/// Folds owned envelopes onto an owned state: no payload is cloned. The fastest path,
-/// used when a log is streamed from bytes.
-pub fn fold_owned(
+/// Folds envelopes (owned or borrowed) onto an owned state: the state is not copied,
+/// and no envelope is (the fold never copies an envelope, only what the state keeps of
+/// it).
+pub fn fold_owned<E: Borrow<EventEnvelope>>(
     state: ExecutionState,
-    events: impl IntoIterator<Item = EventEnvelope>,
+    events: impl IntoIterator<Item = E>,
 ) -> ExecutionState {
     fold_versioned(state, events, FoldVersion::CURRENT, &mut NoDiagnostics)
 }
@@ -272,12 +275,7 @@ pub fn fold_as(
     state: &ExecutionState,
     tail: &[EventEnvelope],
 ) -> ExecutionState {
-    fold_versioned(
-        state.clone(),
-        tail.iter().cloned(),
-        version,
-        &mut NoDiagnostics,
-    )
+    fold_versioned(state.clone(), tail, version, &mut NoDiagnostics)
 }
 
 /// Folds and also returns what the fold set aside.
@@ -287,7 +285,7 @@ pub fn fold_with_diagnostics(
     tail: &[EventEnvelope],
 ) -> (ExecutionState, Vec<FoldDiagnostic>) {
     let mut diags = Vec::new();
-    let state = fold_versioned(state.clone(), tail.iter().cloned(), version, &mut diags);
+    let state = fold_versioned(state.clone(), tail, version, &mut diags);
     (state, diags)
 }
 
@@ -339,7 +337,7 @@ pub fn fold_text_observed(
         Layout::Array(_) => {
             for_each_envelope(text, &mut |e| {
                 observe(seen(&e));
-                folder.push(e);
+                folder.push(&e);
                 Ok(())
             })?;
         }
@@ -369,7 +367,7 @@ pub fn fold_text_observed(
                 }
                 let e = decode_line(line, folder.pushed(), line_no, more)?;
                 observe(seen(&e));
-                folder.push(e);
+                folder.push(&e);
             }
         }
     }
@@ -396,18 +394,44 @@ impl DiagnosticSink for NoDiagnostics {
     fn push(&mut self, _: FoldDiagnostic) {}
 }
 
-/// The general fold: owned state, owned events, a version and a diagnostic sink.
-pub fn fold_versioned(
+/// The general fold: an owned state, envelopes (owned or borrowed: none is copied), a
+/// version and a diagnostic sink.
+pub fn fold_versioned<E: Borrow<EventEnvelope>>(
     state: ExecutionState,
-    events: impl IntoIterator<Item = EventEnvelope>,
+    events: impl IntoIterator<Item = E>,
     version: FoldVersion,
     sink: &mut dyn DiagnosticSink,
 ) -> ExecutionState {
     let mut folder = Folder::new(state, version, sink);
     for event in events {
-        folder.push(event);
+        folder.push(event.borrow());
     }
     folder.finish()
+}
+
+/// [`fold_with_diagnostics`] with every envelope through the general handler, its
+/// payload built as a tree: the fast handlers (the hot kinds read in place from their
+/// payload's text) are left out. It is the fold every fast path is held to
+/// (tests/fold_text.rs, and the `fold_total` property on every fuzz input), slower and
+/// otherwise the same fold.
+pub fn fold_general_with_diagnostics(
+    version: FoldVersion,
+    state: &ExecutionState,
+    tail: &[EventEnvelope],
+) -> (ExecutionState, Vec<FoldDiagnostic>) {
+    let mut diags = Vec::new();
+    let mut folder = Folder::new(state.clone(), version, &mut diags);
+    for event in tail {
+        handlers::apply_general(
+            &mut folder.state,
+            event,
+            folder.next_index,
+            version,
+            folder.sink,
+        );
+        folder.next_index += 1;
+    }
+    (folder.finish(), diags)
 }
 
 /// The fold one envelope at a time, for a caller that decodes a log as it goes and does
@@ -437,7 +461,7 @@ impl<'s> Folder<'s> {
     }
 
     /// Folds the next envelope.
-    pub fn push(&mut self, event: EventEnvelope) {
+    pub fn push(&mut self, event: &EventEnvelope) {
         handlers::apply(
             &mut self.state,
             event,

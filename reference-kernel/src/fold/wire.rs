@@ -19,76 +19,25 @@
 //! `tests/fold_text.rs` and the `fold_total` property hold the whole text path, this
 //! part included, to `decode_log` then the fold.
 
+use super::fields::{fields_view, object, Fields};
 use super::handlers::{apply_parts, bookkeep, count_flow_emit, Head};
-use super::raw::{apply_view, Fast, Text, View};
+use super::raw::{apply_view, Fast};
 use super::{is_known_event_type, DiagnosticSink, ExecutionState, FoldVersion};
-use crate::json::{digits_value, scan_normal, scan_normal_object, scan_plain_string};
+use crate::json::{digits_value, scan_normal, scan_plain_string};
 use serde_json::Value;
-use std::borrow::Cow;
-
-/// Most top-level payload (or metadata) fields the wire path records; a payload with
-/// more takes the raw path. The hot kinds' payloads have at most five.
-pub(super) const WIRE_FIELDS_MAX: usize = 8;
-
-/// The top-level fields of a scanned object: key (without quotes) and value text.
-#[derive(Clone, Copy)]
-struct Fields<'a> {
-    n: usize,
-    /// Set when the object had more than [`WIRE_FIELDS_MAX`] fields.
-    overflow: bool,
-    at: [(&'a str, &'a str); WIRE_FIELDS_MAX],
-}
-
-impl<'a> Fields<'a> {
-    fn new() -> Fields<'a> {
-        Fields {
-            n: 0,
-            overflow: false,
-            at: [("", ""); WIRE_FIELDS_MAX],
-        }
-    }
-
-    fn push(&mut self, key: &'a str, value: &'a str) {
-        if self.n == WIRE_FIELDS_MAX {
-            self.overflow = true;
-        } else {
-            self.at[self.n] = (key, value);
-            self.n += 1;
-        }
-    }
-
-    /// A field's normal text.
-    fn get(&self, key: &str) -> Option<Text<'a>> {
-        self.at[..self.n]
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|&(_, text)| Text { text, normal: true })
-    }
-
-    /// A field as serde reads an `Option<&RawValue>` with a default: absent and `null`
-    /// are both `None`.
-    fn opt(&self, key: &str) -> Option<Text<'a>> {
-        self.get(key).filter(|t| t.text != "null")
-    }
-
-    /// A field that must be a string (serde's `Cow<str>`): `None` when it is absent or
-    /// another type. Normal text holds no escape, so the string is what lies between the
-    /// quotes.
-    fn string(&self, key: &str) -> Option<Cow<'a, str>> {
-        let t = self.get(key)?.text;
-        t.starts_with('"')
-            .then(|| Cow::Borrowed(&t[1..t.len() - 1]))
-    }
-}
 
 /// One line read in the wire form.
-pub(super) struct WireLine<'a> {
+pub(crate) struct WireLine<'a> {
+    pub id: &'a str,
+    pub workflow_id: &'a str,
     pub execution_id: &'a str,
     pub event_type: &'a str,
     pub sequence: u64,
     pub timestamp_ms: i64,
     /// The payload's normal text.
-    payload: &'a str,
+    pub payload: &'a str,
+    /// The metadata's normal text, when the line has metadata.
+    pub metadata_text: Option<&'a str>,
     /// Its top-level fields, when it is an object.
     fields: Option<Fields<'a>>,
     /// The metadata's top-level fields, when the line has metadata.
@@ -121,30 +70,14 @@ fn digits<'a>(line: &'a str, at: &mut usize) -> Option<&'a str> {
     Some(text)
 }
 
-/// An object's top-level fields, the object scanned in normal form.
-fn object<'a>(line: &'a str, at: &mut usize) -> Option<Fields<'a>> {
-    let mut fields = Fields::new();
-    // Keys and values begin and end at ASCII bytes, so each is a slice of the line.
-    let mut sliced = true;
-    let ok = scan_normal_object(
-        line.as_bytes(),
-        at,
-        &mut |k, v| match (line.get(k), line.get(v)) {
-            (Some(k), Some(v)) => fields.push(k, v),
-            _ => sliced = false,
-        },
-    );
-    (ok && sliced).then_some(fields)
-}
-
 /// Reads a line in the wire form; `None` for any other line (the raw path's then).
-pub(super) fn read(line: &str) -> Option<WireLine<'_>> {
+pub(crate) fn read(line: &str) -> Option<WireLine<'_>> {
     let b = line.as_bytes();
     let mut at = 0;
     expect(b, &mut at, b"{\"id\":")?;
-    plain(line, &mut at)?;
+    let id = plain(line, &mut at)?;
     expect(b, &mut at, b",\"workflowId\":")?;
-    plain(line, &mut at)?;
+    let workflow_id = plain(line, &mut at)?;
     expect(b, &mut at, b",\"executionId\":")?;
     let execution_id = plain(line, &mut at)?;
     expect(b, &mut at, b",\"eventType\":")?;
@@ -177,53 +110,26 @@ pub(super) fn read(line: &str) -> Option<WireLine<'_>> {
         None
     };
     let payload = &line[payload_at..at];
-    let metadata = if b.get(at) == Some(&b',') {
+    let (metadata, metadata_text) = if b.get(at) == Some(&b',') {
         expect(b, &mut at, b",\"metadata\":")?;
-        Some(object(line, &mut at)?)
+        let metadata_at = at;
+        let fields = object(line, &mut at)?;
+        (Some(fields), Some(&line[metadata_at..at]))
     } else {
-        None
+        (None, None)
     };
     expect(b, &mut at, b"}")?;
     (at == b.len()).then_some(WireLine {
+        id,
+        workflow_id,
         execution_id,
         event_type,
         sequence,
         timestamp_ms,
         payload,
+        metadata_text,
         fields,
         metadata,
-    })
-}
-
-/// The hot kinds' views of a wire payload: `None` when the payload is not the object
-/// the kind's fast handler reads (the general handler decides) or it has no fast handler.
-fn wire_view<'a>(kind: &str, f: &Fields<'a>) -> Option<View<'a>> {
-    Some(match kind {
-        "STEP_STARTED" => View::StepStarted {
-            step_id: f.string("stepId")?,
-            tool_id: f.opt("toolId"),
-            kind: f.opt("kind"),
-            attempt: f.opt("attempt"),
-            input: f.opt("input"),
-        },
-        "STEP_COMPLETED" => View::StepCompleted {
-            step_id: f.string("stepId")?,
-            output: f.opt("output"),
-        },
-        "DECISION_RECORDED" => View::Decision {
-            id: f.string("id")?,
-            // Present with `null` is present, as the raw path reads these three.
-            choice: f.get("choice")?,
-            context: f.get("context"),
-            policy: f.get("policy"),
-        },
-        "EXECUTION_SUSPENDED" => View::Suspended {
-            on: f.string("on")?,
-            wake_at: f.opt("wakeAt"),
-            condition: f.opt("condition"),
-            waits: f.opt("waits"),
-        },
-        _ => return None,
     })
 }
 
@@ -259,7 +165,7 @@ pub(super) fn apply_wire(
     }
     let fast = match &w.fields {
         Some(f) if f.overflow => return false,
-        Some(f) => match wire_view(kind, f) {
+        Some(f) => match fields_view(kind, f) {
             Some(view) => match apply_view(state, view, w.sequence, v) {
                 Ok(fast) => fast,
                 Err(_) => return false,

@@ -403,7 +403,7 @@ impl<'r, S: EventStore, C: Clock, T: TimerStore> Interp<'r, S, C, T> {
                 event_type: event_type.to_owned(),
                 sequence,
                 timestamp_ms: self.rt.clock.now_ms(),
-                payload,
+                payload: payload.into(),
                 metadata,
             }
         };

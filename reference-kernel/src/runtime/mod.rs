@@ -1052,7 +1052,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
                     event_type: e.event_type,
                     sequence,
                     timestamp_ms: now,
-                    payload: e.payload,
+                    payload: e.payload.into(),
                     metadata: e.metadata,
                 }
             })

@@ -50,7 +50,7 @@ pub fn log(events: Vec<Ev>) -> Vec<EventEnvelope> {
             event_type: e.event_type,
             sequence: i as u64,
             timestamp_ms: 1000 + 10 * i as i64,
-            payload: e.payload,
+            payload: e.payload.into(),
             metadata: e.metadata,
         })
         .collect()

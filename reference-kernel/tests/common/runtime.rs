@@ -153,7 +153,7 @@ pub fn seed<S: EventStore, C: loom_kernel::spi::Clock, T: loom_kernel::spi::Time
             event_type: t.into(),
             sequence: i as u64,
             timestamp_ms: 0,
-            payload: p,
+            payload: p.into(),
             metadata: m.map(|m| serde_json::from_value(m).unwrap()),
         })
         .collect();

@@ -335,7 +335,7 @@ async fn admit_blindly(
         event_type: request.event_type.clone(),
         sequence: seq,
         timestamp_ms: STORE_TIME.now_ms(),
-        payload: request.payload.clone(),
+        payload: request.payload.clone().into(),
         metadata: request.metadata.clone(),
     };
     c.raw_append(exec, seq, vec![envelope], Some(fence.0))

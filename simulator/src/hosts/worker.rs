@@ -275,7 +275,7 @@ async fn zombie_probe(
                     event_type: "sim.zombie".into(),
                     sequence: seq,
                     timestamp_ms: clock.now_ms(),
-                    payload: json!({ "zombie": name, "fence": token }),
+                    payload: json!({ "zombie": name, "fence": token }).into(),
                     metadata: None,
                 };
                 if let Err(e) = client

@@ -246,8 +246,9 @@ fn whole_or_float(x: f64) -> Value {
     }
 }
 
-fn payload_obj(e: &mut EventEnvelope) -> Option<&mut Map<String, Value>> {
-    e.payload.as_object_mut()
+/// Edits the payload when it is an object.
+fn edit_obj(e: &mut EventEnvelope, f: impl FnOnce(&mut Map<String, Value>)) {
+    e.payload.edit(|p| p.as_object_mut().map(f));
 }
 
 /// The event as the buggy kernel reads it (`None`: it skips the event).
@@ -262,26 +263,26 @@ pub(crate) fn before_fold(bug: Bug, mut e: EventEnvelope) -> Option<EventEnvelop
             e.metadata = None;
         }
         Bug::DecisionContextDropped if ty == "DECISION_RECORDED" => {
-            if let Some(m) = payload_obj(&mut e) {
+            edit_obj(&mut e, |m| {
                 m.remove("context");
                 m.remove("policy");
-            }
+            });
         }
         Bug::AbsentAttemptIsOne if ty == "STEP_STARTED" => {
-            if let Some(m) = payload_obj(&mut e) {
+            edit_obj(&mut e, |m| {
                 m.entry("attempt").or_insert(Value::from(1));
-            }
+            });
         }
         Bug::TypedChannelDropped if ty == "STEP_FAILED" => {
-            if let Some(m) = payload_obj(&mut e) {
+            edit_obj(&mut e, |m| {
                 m.remove("channel");
                 m.remove("payload");
-            }
+            });
         }
         Bug::MigratedInputIgnored if ty == "EXECUTION_MIGRATED" => {
-            if let Some(m) = payload_obj(&mut e) {
+            edit_obj(&mut e, |m| {
                 m.remove("migratedInput");
-            }
+            });
         }
         Bug::FlowEmitsAppKindsOnly if is_known_event_type(&ty) => {
             if let Some(m) = e.metadata.as_mut() {
@@ -315,20 +316,20 @@ pub(crate) fn before_fold(bug: Bug, mut e: EventEnvelope) -> Option<EventEnvelop
             }
         }
         Bug::StepKindDropped if ty == "STEP_STARTED" => {
-            if let Some(m) = payload_obj(&mut e) {
+            edit_obj(&mut e, |m| {
                 m.remove("kind");
-            }
+            });
         }
         Bug::SealedEventSkipped if e.metadata.as_ref().is_some_and(|m| m.contains_key("seal")) => {
             return None;
         }
         Bug::RehomedIgnored if ty == "EVENTS_REHOMED" => return None,
         Bug::AutoReleaseWithoutDeliver if ty == "INBOX_RELEASED" => {
-            if let Some(m) = payload_obj(&mut e) {
+            edit_obj(&mut e, |m| {
                 if m.get("auto") == Some(&Value::Bool(true)) && !m.contains_key("deliver") {
                     m.insert("deliver".into(), Value::Bool(true));
                 }
-            }
+            });
         }
         _ => {}
     }
@@ -429,7 +430,7 @@ pub(crate) fn after_fold(
                     != before.variables.get(keys::WAIT_ANSWERS) =>
         {
             let mut list = state.resume_payloads().to_vec();
-            list.push(e.payload.clone());
+            list.push(e.payload.to_value());
             set_passthroughs(state, list);
         }
         Bug::ParkedFailureNotRecorded if ty == "STEP_FAILED" && !before.failed_while_parked() => {
