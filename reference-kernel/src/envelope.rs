@@ -465,16 +465,111 @@ impl<'a> RawEnvelope<'a> {
     /// Reads one line, when it is an envelope the strict decoder accepts as the same:
     /// `None` for anything else (a syntax error, a missing, repeated, unknown or wrongly
     /// typed field, an empty `eventType`, metadata that is not an object).
+    ///
+    /// serde_json captures a raw value by its syntax alone: a number past `f64`'s range
+    /// (`1e999`), a lone surrogate escape (`"\ud800_"`) and nesting past its recursion
+    /// limit pass, where the strict decoder, which builds the payload and metadata as
+    /// trees, refuses all three. So each is also checked as the strict decoder reads it
+    /// ([`strictly_readable`]; found by the `fold_total` campaign,
+    /// props/regressions/fold_total/).
     pub fn read(line: &'a str) -> Option<RawEnvelope<'a>> {
         let raw: RawEnvelope<'a> = serde_json::from_str(line).ok()?;
-        let metadata_ok = raw.metadata.is_none_or(|m| m.get().starts_with('{'));
-        (metadata_ok && !raw.event_type.is_empty()).then_some(raw)
+        let metadata_ok = raw
+            .metadata
+            .is_none_or(|m| m.get().starts_with('{') && strictly_readable(m));
+        (metadata_ok && !raw.event_type.is_empty() && strictly_readable(raw.payload)).then_some(raw)
     }
 }
 
-/// Decodes a single envelope from JSON text.
+/// Most containers nested in an envelope's payload (or metadata) the strict decoder
+/// reads: serde_json's recursion limit of 128 counts the envelope's own object, and
+/// refuses the container that takes the count to 128, so 126 levels remain for the value.
+/// tests/fold_text.rs finds the edge from the strict decoder itself.
+pub const VALUE_NESTING_MAX: usize = 126;
+
+/// Whether a payload's (or metadata's) raw text is a value the strict decoder reads
+/// where it stands in an envelope: every number within `f64`'s range, every string
+/// escape one it can unescape, nesting within [`VALUE_NESTING_MAX`]. Normal text always is (one scan); other text is read through
+/// serde_json as a tree would be read, without building one.
+fn strictly_readable(raw: &serde_json::value::RawValue) -> bool {
+    crate::json::is_normal_payload(raw.get()) || {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        Readable {
+            levels_left: VALUE_NESTING_MAX,
+        }
+        .deserialize(&mut de)
+        .is_ok()
+    }
+}
+
+/// Reads one value as `serde_json::Value`'s own reader does (`deserialize_any`: every
+/// number parsed, every string unescaped), keeping nothing, and refuses nesting deeper
+/// than `levels_left`.
+struct Readable {
+    levels_left: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Readable {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Readable {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inner = self.nested::<A::Error>()?;
+        while seq.next_element_seed(Readable { ..inner })?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let inner = self.nested::<A::Error>()?;
+        while map.next_key_seed(Readable { ..inner })?.is_some() {
+            map.next_value_seed(Readable { ..inner })?;
+        }
+        Ok(())
+    }
+}
+
+impl Readable {
+    /// The seed for the values inside a container, or the strict decoder's refusal.
+    fn nested<E: de::Error>(&self) -> Result<Readable, E> {
+        match self.levels_left.checked_sub(1) {
+            Some(levels_left) => Ok(Readable { levels_left }),
+            None => Err(E::custom("recursion limit exceeded")),
+        }
+    }
+}
+
+/// Decodes a single envelope from JSON text (a payload already in normal form taken as
+/// it is, as [`decode_log`] takes it; errors from the strict decoder).
 pub fn decode_one(text: &str, index: usize) -> Result<EventEnvelope, EnvelopeError> {
-    decode_at(text, index, 1)
+    match decode_fast(text) {
+        Some(envelope) => Ok(envelope),
+        None => decode_at(text, index, 1),
+    }
 }
 
 /// Decodes one envelope that starts on line `line` of the log.

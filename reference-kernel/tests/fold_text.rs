@@ -550,3 +550,87 @@ proptest! {
         agree(&lines.join("\n"));
     }
 }
+
+/// FOLD-01, found by the fold_total campaign: a line the raw read takes must be one the
+/// strict decoder reads. serde_json captures a raw value by its syntax alone, so a number
+/// past `f64`'s range and nesting past the recursion limit passed the text path (an
+/// unknown kind's payload is never read, a hot kind's extra field never built) while the
+/// strict decoder refused the log; so did a lone surrogate escape. Each in every place a value stands: an unknown kind's
+/// payload, a hot kind's unread field, metadata; spaced (the raw path) and compact.
+#[test]
+fn fold_01_text_path_refuses_numbers_and_nesting_the_strict_decoder_refuses() {
+    let start = line(0, "EXECUTION_STARTED", "{}", None);
+    let big_digits = "9".repeat(400);
+    let values = [
+        "1e999".to_owned(),
+        "-2421e999".to_owned(),
+        "1.5E+400".to_owned(),
+        big_digits.clone(),
+        format!("-{big_digits}"),
+        "1e-999".to_owned(),
+        "1e308".to_owned(),
+        // A lone surrogate escape: syntax the raw capture passes, a string the strict
+        // decoder cannot build (props/regressions/fold_total/cut-unicode-escape-*).
+        "\"__proto_\\ud800_\"".to_owned(),
+        "\"\\udc00\"".to_owned(),
+    ];
+    for value in &values {
+        for (kind, payload, meta) in [
+            ("x.custom", format!("{{\"n\": {value}}}"), None),
+            ("x.custom", format!("{{\"n\":{value}}}"), None),
+            ("x.custom", value.clone(), None),
+            (
+                "STEP_STARTED",
+                format!("{{\"extra\": {value}, \"stepId\": \"s\"}}"),
+                None,
+            ),
+            (
+                "STEP_STARTED",
+                format!("{{\"input\": [{value}], \"stepId\": \"s\"}}"),
+                None,
+            ),
+            (
+                "x.custom",
+                "{}".to_owned(),
+                Some(format!("{{\"n\": {value}}}")),
+            ),
+        ] {
+            agree(&format!(
+                "{start}\n{}\n",
+                line(1, kind, &payload, meta.as_deref())
+            ));
+        }
+    }
+    // Nesting: the strict decoder's edge, found from it, is the raw read's too.
+    let nested = |d: usize| "[".repeat(d) + &"]".repeat(d);
+    let accepts = |d: usize| {
+        let text = format!("{start}\n{}\n", line(1, "x.custom", &nested(d), None));
+        decode_log_strict(&text).is_ok()
+    };
+    let edge = (1..200)
+        .find(|&d| !accepts(d))
+        .expect("the strict decoder has a limit")
+        - 1;
+    assert_eq!(edge, loom_kernel::envelope::VALUE_NESTING_MAX);
+    for d in edge - 1..=edge + 2 {
+        for (kind, payload) in [
+            ("x.custom", format!("{{\"a\": {}}}", nested(d - 1))),
+            ("x.custom", nested(d)),
+            (
+                "STEP_STARTED",
+                format!("{{\"stepId\": \"s\", \"x\": {}}}", nested(d - 1)),
+            ),
+            (
+                "STEP_COMPLETED",
+                format!("{{\"output\": {}, \"stepId\": \"s\"}}", nested(d - 1)),
+            ),
+        ] {
+            agree(&format!("{start}\n{}\n", line(1, kind, &payload, None)));
+        }
+        let meta = format!("{{\"flowEmit\": \"d\", \"x\": {}}}", nested(d - 1));
+        agree(&format!(
+            "{start}\n{}\n",
+            line(1, "x.custom", "{}", Some(&meta))
+        ));
+    }
+}
