@@ -87,7 +87,7 @@ impl KernelUnderTest for Reference {
     ) -> ExecutionState {
         loom_kernel::fold::fold_versioned(
             state,
-            tail.iter().cloned(),
+            tail,
             version,
             &mut loom_kernel::fold::NoDiagnostics,
         )

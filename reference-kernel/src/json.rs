@@ -127,17 +127,42 @@ impl Json {
         }
     }
 
-    /// The value under `key` when this is an object holding it.
+    /// The value under `key` when this is an object holding it: on text, that field's
+    /// text alone is parsed (its place found by a scan of the object's top level).
     pub fn get(&self, key: &str) -> Option<Value> {
         match &self.0 {
             Repr::Tree(v) => v.get(key).cloned(),
-            Repr::Text(t) if t.starts_with('{') => match parse(t) {
-                Value::Object(mut m) => m.remove(key),
-                _ => None,
+            Repr::Text(t) if t.starts_with('{') => match top_level_field(t, key) {
+                Ok(field) => field.map(parse),
+                // Nested deeper than the scan reads: the whole tree.
+                Err(()) => match parse(t) {
+                    Value::Object(mut m) => m.remove(key),
+                    _ => None,
+                },
             },
             Repr::Text(_) => None,
         }
     }
+}
+
+/// The text of the top-level field `key` of `text`, a normal-form object (`__proto__`
+/// keys allowed): `Ok(None)` when it has no such field, `Err` when it nests deeper than
+/// the scan reads ([`NORMAL_SCAN_DEPTH_MAX`]; read its tree instead).
+fn top_level_field<'t>(text: &'t str, key: &str) -> Result<Option<&'t str>, ()> {
+    let b = text.as_bytes();
+    let mut found = None;
+    let mut at = 0;
+    let scanned = object_fields(b, &mut at, 1, Proto::Allowed, &mut |k, v| {
+        // Keys are unique in normal form, and compare as their bytes.
+        if found.is_none() && &b[k] == key.as_bytes() {
+            found = Some(v);
+        }
+    });
+    if !scanned {
+        return Err(());
+    }
+    // Every field begins and ends at an ASCII byte, so it is a slice of the text.
+    Ok(found.and_then(|v| text.get(v)))
 }
 
 /// Normal-form text back into its tree.
@@ -309,24 +334,13 @@ impl JsonText {
     /// tree is built; only an object nested deeper than the scan reads
     /// ([`NORMAL_SCAN_DEPTH_MAX`]) is read through its tree.
     pub fn str_field(&self, key: &str) -> Option<&str> {
-        let b = self.text.as_bytes();
-        if b.first() != Some(&b'{') {
+        if !self.text.starts_with('{') {
             return None;
         }
-        let mut found = None;
-        let mut at = 0;
-        let scanned = object_fields(b, &mut at, 1, Proto::Allowed, &mut |k, v| {
-            // Keys are unique in normal form, and compare as their bytes.
-            if &b[k] == key.as_bytes() {
-                found = Some(v);
-            }
-        });
-        if !scanned {
-            return self.tree().get(key).and_then(Value::as_str);
+        match top_level_field(&self.text, key) {
+            Ok(field) => field?.strip_prefix('"')?.strip_suffix('"'),
+            Err(()) => self.tree().get(key).and_then(Value::as_str),
         }
-        // Every field begins and ends at an ASCII byte, so it is a slice of the text.
-        let text = self.text.get(found?)?;
-        text.strip_prefix('"')?.strip_suffix('"')
     }
 
     /// `text` as it is, when it is one value in normal form (`__proto__` keys allowed)
@@ -864,5 +878,116 @@ mod tests {
         }
         assert_eq!(Json::from_value(&v).to_value(), v);
         assert_eq!(Json::from_value(&v), Json::tree(v));
+    }
+
+    /// A payload's text: normal text is taken as it is, anything else is read and printed
+    /// in normal form (keys sorted, last of a repeated key, no whitespace, escapes as
+    /// serde_json writes them), `__proto__` keys kept; the bytes are a `Value`'s print.
+    #[test]
+    fn json_text_is_the_values_normal_print() {
+        for (text, normal) in [
+            (r#"{"b":1,"a":[1,2.5]}"#, r#"{"a":[1,2.5],"b":1}"#),
+            (r#"{ "a" : 1 }"#, r#"{"a":1}"#),
+            (r#"{"a":1,"a":2}"#, r#"{"a":2}"#),
+            (
+                r#"{"__proto__":{"x":1},"b":"\u0041"}"#,
+                r#"{"__proto__":{"x":1},"b":"A"}"#,
+            ),
+            ("1e3", "1000.0"),
+            ("-0.0", "-0.0"),
+            ("\"tab\\there\"", "\"tab\\there\""),
+            ("null", "null"),
+        ] {
+            let t = JsonText::parse(text).unwrap();
+            assert_eq!(t.as_str(), normal, "{text}");
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(t.as_str(), value.to_string(), "{text}");
+            assert_eq!(t, value);
+            assert_eq!(JsonText::from_value(&value).as_str(), normal);
+            assert_eq!(JsonText::from(value.clone()).as_str(), normal);
+            assert_eq!(t.to_value(), value);
+            assert_eq!(t.clone().into_value(), value);
+            // The text is what a serde_json writer prints for it, verbatim, and a
+            // `Value` serializer sees the value.
+            assert_eq!(serde_json::to_string(&t).unwrap(), normal);
+            assert_eq!(serde_json::to_value(&t).unwrap(), value);
+            // Normal text is taken as it is, and nothing else is; the scan leaves text
+            // with an escape to the tree, which prints it alike.
+            assert_eq!(
+                JsonText::from_normal_text(text).is_some(),
+                text == normal && !text.contains('\\'),
+                "{text}"
+            );
+        }
+        assert!(JsonText::parse("{").is_err());
+        assert!(JsonText::parse("1 2").is_err());
+    }
+
+    /// A string field is read from the text as `get(key).and_then(as_str)` reads it,
+    /// at any depth the scan reads and past it (through the tree).
+    #[test]
+    fn json_text_str_field_is_get_as_str() {
+        let mut deep = json!("x");
+        for _ in 0..(NORMAL_SCAN_DEPTH_MAX + 3) {
+            deep = json!([deep]);
+        }
+        for value in [
+            json!({"stepId": "s", "n": 1}),
+            json!({"stepId": 7}),
+            json!({"stepId": null}),
+            json!({"other": "s"}),
+            json!({"a": {"stepId": "inner"}}),
+            json!({"stepId": "é\"q"}),
+            json!({"deep": deep, "stepId": "past the scan"}),
+            json!(["stepId"]),
+            json!("stepId"),
+        ] {
+            let t = JsonText::from_value(&value);
+            assert_eq!(
+                t.str_field("stepId"),
+                value.get("stepId").and_then(Value::as_str),
+                "{value}"
+            );
+        }
+    }
+
+    /// Equality is the values': the text compares, and only a floating zero has two texts.
+    #[test]
+    fn json_text_equality_is_the_values() {
+        let (pos, neg) = (
+            JsonText::parse("0.0").unwrap(),
+            JsonText::parse("-0.0").unwrap(),
+        );
+        assert_ne!(pos.as_str(), neg.as_str());
+        assert_eq!(pos, neg);
+        assert_ne!(
+            JsonText::parse("1").unwrap(),
+            JsonText::parse("1.0").unwrap()
+        );
+        assert_eq!(
+            JsonText::parse(r#"{"a":[0.0]}"#).unwrap(),
+            JsonText::parse(r#"{"a":[-0.0]}"#).unwrap()
+        );
+        assert_ne!(
+            JsonText::parse(r#"{"a":1}"#).unwrap(),
+            JsonText::parse(r#"{"a":2}"#).unwrap()
+        );
+    }
+
+    /// The tree a text derefs to is parsed once and kept; a clone keeps the text alone;
+    /// an edit rewrites the text.
+    #[test]
+    fn json_text_tree_and_edit() {
+        let mut t = JsonText::parse(r#"{"k":1,"z":[true]}"#).unwrap();
+        assert!(t.tree.get().is_none());
+        assert_eq!(t["k"], 1);
+        assert!(t.tree.get().is_some());
+        let copy = t.clone();
+        assert!(copy.tree.get().is_none());
+        assert_eq!(copy, t);
+        t.edit(|v| v["k"] = json!({"b": 2, "a": 1}));
+        assert_eq!(t.as_str(), r#"{"k":{"a":1,"b":2},"z":[true]}"#);
+        assert_eq!(t["k"]["b"], 2);
+        assert_ne!(copy, t);
     }
 }

@@ -253,8 +253,9 @@ impl EventStore for StoreClient {
         let answer = self
             .exchange("read", json!({ "exec": execution_id }))
             .await?;
-        // Each envelope is decoded from its own text where it lies in the answer, with
-        // the strict decoder, instead of from a tree of the whole answer.
+        // Each envelope is decoded from its own text where it lies in the answer (its
+        // payload, printed by the store host in normal form, taken as it is), instead
+        // of from a tree of the whole answer.
         let reply: ReadReply<'_> =
             serde_json::from_str(&answer).map_err(|e| backend(format!("read: {e}")))?;
         let (raw, len) = match reply {

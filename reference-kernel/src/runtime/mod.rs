@@ -445,10 +445,10 @@ impl<S, C, T> Runtime<S, C, T> {
     }
 
     /// Folds `events` onto `state` with this runtime's fold version.
-    pub(crate) fn fold_with(
+    pub(crate) fn fold_with<E: std::borrow::Borrow<EventEnvelope>>(
         &self,
         state: ExecutionState,
-        events: impl IntoIterator<Item = EventEnvelope>,
+        events: impl IntoIterator<Item = E>,
     ) -> ExecutionState {
         crate::fold::fold_versioned(
             state,
@@ -727,7 +727,7 @@ impl<S: EventStore, C: Clock, T: TimerStore> Runtime<S, C, T> {
             return Err(RuntimeError::NotStarted(execution_id.to_owned()));
         }
         let Some(s) = &self.snapshots else {
-            let state = self.fold_with(ExecutionState::new(), log.iter().cloned());
+            let state = self.fold_with(ExecutionState::new(), &log);
             return Ok((log, state));
         };
         let loaded = snapshots::load(s, execution_id, &log, self.fold_version).await;
