@@ -2,12 +2,13 @@
 //! time), on mimalloc as the `loom` binary is, for profiles and memory figures of the
 //! fold alone: `/usr/bin/time -v` gives the peak memory, `perf record` the profile.
 //!
-//! `cargo run --release -p loom-kernel --example stream_fold -- FILE [parse|fold|text] [PASSES]`
+//! `cargo run --release -p loom-kernel --example stream_fold -- FILE [parse|fold|text|output|verify] [PASSES]`
 //!
 //! `parse` decodes only; `fold` (the default) folds every envelope into one state per
 //! pass; `text` folds through the text path (`fold_text`: envelopes read in place, the
 //! hot kinds folded from their raw payloads); `output` also prints the time of the state's
-//! canonical JSON, which `loom fold` writes. Prints events per second of wall time; the log text is read once, before the
+//! canonical JSON, which `loom fold` writes; `verify` decodes the whole log and runs the
+//! linear snapshot check, as `loom verify-log` does. Prints events per second of wall time; the log text is read once, before the
 //! clock starts.
 
 #[global_allocator]
@@ -76,6 +77,26 @@ fn main() {
             }
             continue;
         }
+        if mode == "verify" {
+            // What `loom verify-log` runs: the whole log decoded, then the linear
+            // snapshot check at every k.
+            let log = match loom_kernel::decode_log(&text) {
+                Ok(log) => log,
+                Err(e) => {
+                    eprintln!("{path}: {e}");
+                    std::process::exit(1);
+                }
+            };
+            events += log.len() as u64;
+            let verdict = loom_kernel::verify::verify_snapshots(
+                FoldVersion::CURRENT,
+                &log,
+                loom_kernel::verify::Mode::Linear,
+                &mut |_, _| {},
+            );
+            std::hint::black_box(verdict.is_ok());
+            continue;
+        }
         let mut state = Some(ExecutionState::new());
         let decoded = for_each_envelope(&text, &mut |e| {
             events += 1;
@@ -100,6 +121,7 @@ fn main() {
             "text" => "parse + fold, text path",
             "output" => "parse + fold, text path, and the canonical output",
             "raw" => "raw envelope read only",
+            "verify" => "decode_log, then the linear snapshot check",
             _ => "parse + fold",
         },
         events as f64 / s / 1e3

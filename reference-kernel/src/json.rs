@@ -191,13 +191,17 @@ impl PartialEq for Json {
     /// same text, except that `0.0` and `-0.0` are equal numbers with different text, so
     /// two texts that differ and both may hold a float are compared as trees.
     fn eq(&self, other: &Json) -> bool {
-        let may_hold_float = |s: &str| s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
         match (&self.0, &other.0) {
             (Repr::Tree(a), Repr::Tree(b)) => a == b,
             (Repr::Text(a), Repr::Text(b)) => {
                 a == b || (may_hold_float(a) && may_hold_float(b) && parse(a) == parse(b))
             }
-            (Repr::Tree(a), Repr::Text(b)) | (Repr::Text(b), Repr::Tree(a)) => **a == parse(b),
+            // The tree printed (no allocation per node, where reading the text would
+            // build a tree), compared as text the same way.
+            (Repr::Tree(a), Repr::Text(b)) | (Repr::Text(b), Repr::Tree(a)) => {
+                let printed = a.to_string();
+                printed == **b || (may_hold_float(&printed) && may_hold_float(b) && **a == parse(b))
+            }
         }
     }
 }
@@ -224,12 +228,17 @@ impl fmt::Display for Json {
 }
 
 impl Serialize for Json {
-    /// As the `Value` it stands for, so every serializer (`serde_json::to_value` as much
-    /// as text) sees what a tree would have given it.
+    /// As the `Value` it stands for. Text goes as serde_json's raw value: a serde_json
+    /// writer copies it as it is (normal text is what the tree prints as), and
+    /// `serde_json::to_value` (a snapshot's capture) builds its tree straight from it
+    /// instead of from a tree built first to be copied.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             Repr::Tree(v) => v.serialize(s),
-            Repr::Text(t) => parse(t).serialize(s),
+            Repr::Text(t) => match serde_json::from_str::<&serde_json::value::RawValue>(t) {
+                Ok(raw) => raw.serialize(s),
+                Err(_) => parse(t).serialize(s),
+            },
         }
     }
 }

@@ -4,7 +4,7 @@
 // Each including file uses some of these functions, not all.
 #![allow(dead_code)]
 
-use loom_kernel::EventEnvelope;
+use loom_kernel::{EventEnvelope, JsonText};
 use serde_json::json;
 
 /// A realistic agent loop: per turn a step with input and output, a decision, a stamped
@@ -25,7 +25,8 @@ pub fn realistic_log(n_events: usize) -> Vec<EventEnvelope> {
             event_type: t.into(),
             sequence: i,
             timestamp_ms: 1_700_000_000_000 + i as i64,
-            payload: payload.into(),
+            // As a decoded log or a store's read gives it: the text alone, no tree kept.
+            payload: JsonText::from_value(&payload),
             metadata: meta.and_then(|m| m.as_object().cloned()),
         });
     }
