@@ -1,6 +1,6 @@
 //! One handler per event kind. Each reads only its envelope and the prior state.
 
-use super::fields::{fields_view, has_fast_handler, of_object};
+use super::fields::{fields_view, has_fast_handler, of_payload};
 use super::raw::{apply_view, Fast};
 use super::state::{keys, Frame, FrameStatus, Status};
 use super::{
@@ -122,7 +122,7 @@ fn fast(state: &mut ExecutionState, event: &EventEnvelope, v: FoldVersion) -> Op
     if !has_fast_handler(&event.event_type) {
         return None;
     }
-    let fields = of_object(event.payload.as_str()).filter(|f| !f.overflow)?;
+    let fields = of_payload(event.payload.as_str()).filter(|f| !f.overflow)?;
     let view = fields_view(&event.event_type, &fields)?;
     apply_view(state, view, event.sequence, v).ok()
 }
