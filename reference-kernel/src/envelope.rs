@@ -470,7 +470,7 @@ impl<'a> RawEnvelope<'a> {
     /// (`1e999`), a lone surrogate escape (`"\ud800_"`) and nesting past its recursion
     /// limit pass, where the strict decoder, which builds the payload and metadata as
     /// trees, refuses all three. So each is also checked as the strict decoder reads it
-    /// ([`strictly_readable`]; found by the `fold_total` campaign,
+    /// (as far as [`VALUE_NESTING_MAX`] levels; found by the `fold_total` campaign,
     /// props/regressions/fold_total/).
     pub fn read(line: &'a str) -> Option<RawEnvelope<'a>> {
         let raw: RawEnvelope<'a> = serde_json::from_str(line).ok()?;
