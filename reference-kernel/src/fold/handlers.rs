@@ -55,18 +55,30 @@ impl Ctx<'_> {
     }
 }
 
-/// Folds one envelope. A hot kind's payload (`STEP_STARTED`, `STEP_COMPLETED`,
-/// `DECISION_RECORDED`, `EXECUTION_SUSPENDED`) is read in place from its normal text by
-/// the fast handlers the text path uses (`raw::apply_view`), when they can act exactly as
-/// the handler here would; an unknown kind's payload is never read (FOLD-04); every other
-/// envelope's payload is built as a tree for the handlers below. Nothing of the envelope
-/// is copied but what the state keeps.
+/// Which handlers fold a decoded envelope.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Handlers {
+    /// A hot kind's payload (`STEP_STARTED`, `STEP_COMPLETED`, `DECISION_RECORDED`,
+    /// `EXECUTION_SUSPENDED`) is read in place from its normal text by the fast handlers
+    /// the text path uses (`raw::apply_view`), when they can act exactly as the handlers
+    /// here would.
+    Fast,
+    /// Every known kind's payload is built as a tree for the handlers here: the
+    /// reference the fast ones are held to (`fold::fold_general_with_diagnostics`).
+    GeneralOnly,
+}
+
+/// Folds one envelope. An unknown kind's payload is never read (FOLD-04); a known kind's
+/// is read by the fast handlers where `handlers` allows and they can, else built as a
+/// tree for the handlers below. Nothing of the envelope is copied but what the state
+/// keeps.
 pub(super) fn apply(
     state: &mut ExecutionState,
     event: &EventEnvelope,
     index: usize,
     v: FoldVersion,
     sink: &mut dyn DiagnosticSink,
+    handlers: Handlers,
 ) {
     let head = Head {
         event_type: &event.event_type,
@@ -80,37 +92,13 @@ pub(super) fn apply(
         return;
     }
     // A known kind's metadata (a kernel stamp, a `flowEmit`) is the general handler's.
-    if metadata.is_none() {
+    if handlers == Handlers::Fast && metadata.is_none() {
         if let Some(Fast::Done) = fast(state, event, v) {
             bookkeep(state, event.sequence, event.timestamp_ms);
             return;
         }
     }
     apply_parts(state, head, event.payload.to_value(), metadata, v, sink);
-}
-
-/// [`apply`] without the fast handlers: every known kind's payload built as a tree for
-/// the handlers below (`fold::fold_general_with_diagnostics`, the reference the fast
-/// paths are held to).
-pub(super) fn apply_general(
-    state: &mut ExecutionState,
-    event: &EventEnvelope,
-    index: usize,
-    v: FoldVersion,
-    sink: &mut dyn DiagnosticSink,
-) {
-    let head = Head {
-        event_type: &event.event_type,
-        sequence: event.sequence,
-        timestamp_ms: event.timestamp_ms,
-        index,
-    };
-    let payload = if is_known_event_type(&event.event_type) {
-        event.payload.to_value()
-    } else {
-        Value::Null
-    };
-    apply_parts(state, head, payload, event.metadata.as_ref(), v, sink);
 }
 
 /// The fast handlers on a decoded envelope's payload text: `None` or `General` (nothing

@@ -27,6 +27,7 @@ pub mod handlers_api {
     pub use super::handlers::RESOURCE_DIMENSIONS;
 }
 
+use handlers::Handlers;
 pub use state::{keys, DecisionMap, ExecutionState, Frame, FrameStatus, Status, Variables};
 
 use crate::envelope::{
@@ -421,15 +422,9 @@ pub fn fold_general_with_diagnostics(
 ) -> (ExecutionState, Vec<FoldDiagnostic>) {
     let mut diags = Vec::new();
     let mut folder = Folder::new(state.clone(), version, &mut diags);
+    folder.handlers = Handlers::GeneralOnly;
     for event in tail {
-        handlers::apply_general(
-            &mut folder.state,
-            event,
-            folder.next_index,
-            version,
-            folder.sink,
-        );
-        folder.next_index += 1;
+        folder.push(event);
     }
     (folder.finish(), diags)
 }
@@ -443,6 +438,7 @@ pub struct Folder<'s> {
     version: FoldVersion,
     next_index: usize,
     sink: &'s mut dyn DiagnosticSink,
+    handlers: Handlers,
 }
 
 impl<'s> Folder<'s> {
@@ -457,6 +453,7 @@ impl<'s> Folder<'s> {
             version,
             next_index: 0,
             sink,
+            handlers: Handlers::Fast,
         }
     }
 
@@ -468,6 +465,7 @@ impl<'s> Folder<'s> {
             self.next_index,
             self.version,
             self.sink,
+            self.handlers,
         );
         self.next_index += 1;
     }
