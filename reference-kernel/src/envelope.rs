@@ -375,18 +375,11 @@ fn decode_line_strict(
 /// ([`crate::json`]), without building the payload as a tree: a line in the writers' own
 /// form (the wire reader, [`crate::fold::fold_text`]'s first path), or any other line
 /// the raw read takes ([`RawEnvelope::read`]). Each is the envelope the strict decoder
-/// gives for the same line (tests/decode.rs holds the two together); `None` sends the
+/// gives for the same line (tests/fold_text.rs holds the two together); `None` sends the
 /// line to the strict decoder for its envelope or its error. A payload or metadata that
 /// is not in normal form, or nests deeper than the normal scan reads, always goes there,
 /// so its tree is built, and its nesting limit counted, exactly as before.
 fn decode_fast(line: &str) -> Option<EventEnvelope> {
-    let metadata = |text: Option<&str>| -> Option<Option<Map<String, Value>>> {
-        match text {
-            None => Some(None),
-            Some(t) if crate::json::is_normal_payload(t) => serde_json::from_str(t).ok().map(Some),
-            Some(_) => None,
-        }
-    };
     if let Some(w) = crate::fold::wire::read(line) {
         return Some(EventEnvelope {
             id: w.id.to_owned(),
@@ -405,7 +398,11 @@ fn decode_fast(line: &str) -> Option<EventEnvelope> {
     }
     let raw = RawEnvelope::read(line)?;
     let payload = JsonText::from_normal_text(raw.payload.get())?;
-    let metadata = metadata(raw.metadata.map(|m| m.get()))?;
+    let metadata = match raw.metadata.map(|m| m.get()) {
+        Some(t) if crate::json::is_normal_payload(t) => Some(serde_json::from_str(t).ok()?),
+        Some(_) => return None,
+        None => None,
+    };
     Some(EventEnvelope {
         id: raw.id.into_owned(),
         workflow_id: raw.workflow_id.into_owned(),

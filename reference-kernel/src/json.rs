@@ -1,4 +1,5 @@
-//! [`Json`]: a JSON value the folded state keeps, as compact text or as a tree.
+//! JSON values as compact text: [`JsonText`], what an event's payload is (always text),
+//! and [`Json`], a value the folded state keeps (text, or the tree it came as).
 //!
 //! A long log's state holds a value per step (its input until it settles, then its
 //! output or error) and an entry per decision. As `serde_json::Value` trees each object
@@ -7,15 +8,19 @@
 //! was most of the fold's own time (docs/performance.md, "Parse + fold"). As text each
 //! value is one allocation of its own length.
 //!
-//! So a value the fold reads from log text (`fold::fold_text`) is kept as text, always
-//! in the *normal form* `serde_json` writes a `Value` in: no whitespace, object keys in
-//! byte order and each key once, integers as plain digits, other numbers as `serde_json`
+//! So a value the fold reads from a payload's text is kept as text, always in the
+//! *normal form* `serde_json` writes a `Value` in: no whitespace, object keys in byte
+//! order and each key once, integers as plain digits, other numbers as `serde_json`
 //! prints an `f64`, strings escaped as it escapes them. Text and tree convert both ways
 //! without loss, the state's JSON output is byte for byte what it was with trees, and
 //! two texts of one value are the same text (up to the sign of a floating zero, which
-//! [`PartialEq`] handles). A value that reaches the fold as a tree (a fold of envelopes
-//! already decoded) stays the tree: printing it would cost that fold more than its
+//! [`PartialEq`] handles). A value the state gets as a tree (the general handler's
+//! kinds, a snapshot read back) stays the tree: printing it would cost more than its
 //! memory saves.
+//!
+//! A payload is normal text too, so the decoder takes a payload already in normal form
+//! as it is, the stores write and read it as it is, and the fold finds a hot kind's
+//! fields with one scan of it and keeps a slice of it.
 //!
 //! [`Json::from_normal_text`] takes text that is already in normal form (an event
 //! payload written by a `serde_json`-based writer usually is) without building a tree:
