@@ -396,7 +396,9 @@ fn decode_fast(line: &str) -> Option<EventEnvelope> {
             },
         });
     }
-    let raw = RawEnvelope::read(line)?;
+    // Normal text is what the strict decoder reads (numbers in range, no escape it
+    // refuses, nesting within the scan's depth), so `read`'s checks are not repeated.
+    let raw = RawEnvelope::read_fields(line)?;
     let payload = JsonText::from_normal_text(raw.payload.get())?;
     let metadata = match raw.metadata.map(|m| m.get()) {
         Some(t) if crate::json::is_normal_payload(t) => Some(serde_json::from_str(t).ok()?),
@@ -470,11 +472,19 @@ impl<'a> RawEnvelope<'a> {
     /// (as far as [`VALUE_NESTING_MAX`] levels; found by the `fold_total` campaign,
     /// props/regressions/fold_total/).
     pub fn read(line: &'a str) -> Option<RawEnvelope<'a>> {
+        let raw = RawEnvelope::read_fields(line)?;
+        let values_ok =
+            strictly_readable(raw.payload) && raw.metadata.is_none_or(strictly_readable);
+        values_ok.then_some(raw)
+    }
+
+    /// The line's fields as serde reads them, the payload and metadata unchecked beyond
+    /// their syntax: the checks [`RawEnvelope::read`] adds are the caller's (the decoder
+    /// requires both in normal form, which implies them).
+    fn read_fields(line: &'a str) -> Option<RawEnvelope<'a>> {
         let raw: RawEnvelope<'a> = serde_json::from_str(line).ok()?;
-        let metadata_ok = raw
-            .metadata
-            .is_none_or(|m| m.get().starts_with('{') && strictly_readable(m));
-        (metadata_ok && !raw.event_type.is_empty() && strictly_readable(raw.payload)).then_some(raw)
+        let metadata_ok = raw.metadata.is_none_or(|m| m.get().starts_with('{'));
+        (metadata_ok && !raw.event_type.is_empty()).then_some(raw)
     }
 }
 
