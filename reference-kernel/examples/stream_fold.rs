@@ -2,12 +2,13 @@
 //! time), on mimalloc as the `loom` binary is, for profiles and memory figures of the
 //! fold alone: `/usr/bin/time -v` gives the peak memory, `perf record` the profile.
 //!
-//! `cargo run --release -p loom-kernel --example stream_fold -- FILE [parse|fold|text|output|verify] [PASSES]`
+//! `cargo run --release -p loom-kernel --example stream_fold -- FILE [parse|fold|text|output|whole|verify] [PASSES]`
 //!
 //! `parse` decodes only; `fold` (the default) folds every envelope into one state per
 //! pass; `text` folds through the text path (`fold_text`: envelopes read in place, the
 //! hot kinds folded from their raw payloads); `output` also prints the time of the state's
-//! canonical JSON, which `loom fold` writes; `verify` decodes the whole log and runs the
+//! canonical JSON, which `loom fold` writes; `whole` decodes the whole log (`decode_log`)
+//! and then folds it, as every crate but `loom fold` does; `verify` decodes the whole log and runs the
 //! linear snapshot check, as `loom verify-log` does. Prints events per second of wall time; the log text is read once, before the
 //! clock starts.
 
@@ -20,7 +21,7 @@ use loom_kernel::fold::{fold_owned, fold_text, ExecutionState, FoldVersion, NoDi
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
-        eprintln!("usage: stream_fold FILE [parse|fold|text] [PASSES]");
+        eprintln!("usage: stream_fold FILE [parse|fold|text|output|whole|verify|raw] [PASSES]");
         std::process::exit(2);
     };
     let mode = args.next().unwrap_or_else(|| "fold".to_owned());
@@ -77,6 +78,20 @@ fn main() {
             }
             continue;
         }
+        if mode == "whole" {
+            // What every crate but `loom fold` runs, and the goals bench's headline
+            // parse + fold: the whole log decoded (`decode_log`), then folded.
+            let log = match loom_kernel::decode_log(&text) {
+                Ok(log) => log,
+                Err(e) => {
+                    eprintln!("{path}: {e}");
+                    std::process::exit(1);
+                }
+            };
+            events += log.len() as u64;
+            std::hint::black_box(fold_owned(ExecutionState::new(), log));
+            continue;
+        }
         if mode == "verify" {
             // What `loom verify-log` runs: the whole log decoded, then the linear
             // snapshot check at every k.
@@ -122,6 +137,7 @@ fn main() {
             "output" => "parse + fold, text path, and the canonical output",
             "raw" => "raw envelope read only",
             "verify" => "decode_log, then the linear snapshot check",
+            "whole" => "decode_log, then fold_owned",
             _ => "parse + fold",
         },
         events as f64 / s / 1e3

