@@ -5,6 +5,10 @@
 use libfuzzer_sys::fuzz_target;
 use loom_props::{emit_identity, EmitInput};
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fuzz_target!(|input: EmitInput| {
     if let Err(violation) = emit_identity(&input) {
         panic!("{violation}");

@@ -8,6 +8,10 @@ use loom_props::kernel::planted;
 use loom_props::{fold_snapshot_equivalence_with, FoldSnapshotInput, KernelUnderTest};
 use std::sync::OnceLock;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 static KERNEL: OnceLock<&'static (dyn KernelUnderTest + Sync)> = OnceLock::new();
 
 fuzz_target!(|input: FoldSnapshotInput| {

@@ -1,20 +1,23 @@
 //! scripts/fuzz's table of what each kind of fuzz target instruments is the one
-//! docs/guides/fuzzing.md prints ("What a campaign build instruments"), and the targets
+//! docs/guides/fuzzing.md prints ("What a campaign build instruments"), the targets
 //! built without libFuzzer's comparison interceptors are run without the comparison
-//! mutator those interceptors feed (`use_cmp = 0` in their options).
+//! mutator those interceptors feed (`use_cmp = 0` in their options), and the options
+//! files of the targets built without comparison tracing do not claim it.
 
 use loom_props::Target;
 use std::path::Path;
 
-/// One row: the target pattern, the instrumented crates, whether libFuzzer keeps its
-/// interceptors, the build directory.
-type Row = (String, Vec<String>, bool, String);
+/// One row: the target pattern (bash `case` alternatives joined by `|`), the
+/// instrumented crates, whether libFuzzer keeps its interceptors, whether comparisons
+/// are traced, the build directory.
+type Row = (String, Vec<String>, bool, bool, String);
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
-/// The rows of the script's `case` (`PATTERN) instrument="…"; flavor="…"; interceptors=N ;;`).
+/// The rows of the script's `case`
+/// (`PATTERN) instrument="…"; flavor="…"; interceptors=N; trace=N ;;`).
 fn script_rows() -> Vec<Row> {
     let text = std::fs::read_to_string(root().join("scripts/fuzz")).unwrap();
     let mut rows = Vec::new();
@@ -35,12 +38,13 @@ fn script_rows() -> Vec<Row> {
             .next()
             .unwrap();
         let interceptors = rest.split("interceptors=").nth(1).unwrap().starts_with('1');
+        let trace = rest.split("trace=").nth(1).unwrap().starts_with('1');
         let dir = format!(
             "fuzz/target/build-{flavor}{}",
             if interceptors { "" } else { "-no-interceptors" }
         );
         let crates = crates.split_whitespace().map(str::to_owned).collect();
-        rows.push((pattern.to_owned(), crates, interceptors, dir));
+        rows.push((pattern.to_owned(), crates, interceptors, trace, dir));
     }
     rows
 }
@@ -69,19 +73,21 @@ fn guide_rows() -> Vec<Row> {
             let pattern = if cells[0].starts_with("every other") {
                 "*".to_owned()
             } else {
-                cells[0].trim_matches('`').to_owned()
+                let names: Vec<&str> = cells[0].split(", ").map(|n| n.trim_matches('`')).collect();
+                names.join("|")
             };
             let crates = cells[1].split(", ").map(crate_name).collect();
-            let interceptors = match cells[2] {
+            let kept = |cell: &str| match cell {
                 "kept" => true,
                 "left out" => false,
-                other => panic!("interceptors cell {other:?}"),
+                other => panic!("a kept/left out cell reads {other:?}"),
             };
             (
                 pattern,
                 crates,
-                interceptors,
-                cells[3].trim_matches('`').to_owned(),
+                kept(cells[2]),
+                kept(cells[3]),
+                cells[4].trim_matches('`').to_owned(),
             )
         })
         .collect()
@@ -90,16 +96,29 @@ fn guide_rows() -> Vec<Row> {
 #[test]
 fn fuzz_build_table_is_the_guides() {
     let script = script_rows();
-    assert_eq!(script.len(), 3, "{script:?}");
+    assert_eq!(script.len(), 4, "{script:?}");
     assert_eq!(script, guide_rows());
 }
 
-/// Whether a `case` pattern of the script matches a target name (`*`, `*_suffix` or a name).
+/// Whether a `case` pattern of the script matches a target name: alternatives joined by
+/// `|`, each `*`, `*suffix`, `prefix*` or a name.
 fn matches(pattern: &str, name: &str) -> bool {
-    match pattern.strip_prefix('*') {
-        Some(suffix) => name.ends_with(suffix),
-        None => pattern == name,
-    }
+    pattern.split('|').any(|p| {
+        if let Some(suffix) = p.strip_prefix('*') {
+            name.ends_with(suffix)
+        } else if let Some(prefix) = p.strip_suffix('*') {
+            name.starts_with(prefix)
+        } else {
+            p == name
+        }
+    })
+}
+
+/// The script's row for a target: the first that matches, as bash's `case` takes it.
+fn row_of<'r>(rows: &'r [Row], name: &str) -> &'r Row {
+    rows.iter()
+        .find(|r| matches(&r.0, name))
+        .expect("a row matches")
 }
 
 #[test]
@@ -108,11 +127,7 @@ fn targets_without_interceptors_run_without_the_comparison_mutator() {
     let mut without = Vec::new();
     for target in Target::ALL {
         let name = target.name();
-        // The first row that matches, as bash's `case` takes it.
-        let row = rows
-            .iter()
-            .find(|r| matches(&r.0, name))
-            .expect("a row matches");
+        let row = row_of(&rows, name);
         if row.2 {
             continue;
         }
@@ -133,6 +148,43 @@ fn targets_without_interceptors_run_without_the_comparison_mutator() {
             "fold_snapshot_structured",
             "versioned_fold_structured",
             "fold_roundtrip_structured"
+        ]
+    );
+}
+
+/// The fold targets that read JSON text are built without comparison tracing (the
+/// structured ones too), every other target with it; an options file that says tracing
+/// stays on would mislead whoever reads it beside the build.
+#[test]
+fn fold_targets_build_without_comparison_tracing() {
+    let rows = script_rows();
+    let mut untraced = Vec::new();
+    for target in Target::ALL {
+        let name = target.name();
+        if row_of(&rows, name).3 {
+            continue;
+        }
+        untraced.push(name);
+        let options = root().join(format!("fuzz/options/{name}.options"));
+        let text = std::fs::read_to_string(&options).unwrap_or_default();
+        assert!(
+            !text.contains("tracing stays on"),
+            "{} says comparison tracing stays on, but scripts/fuzz builds {name} without it",
+            options.display()
+        );
+    }
+    untraced.sort();
+    assert_eq!(
+        untraced,
+        [
+            "fold_roundtrip",
+            "fold_roundtrip_structured",
+            "fold_snapshot_equivalence",
+            "fold_snapshot_structured",
+            "fold_total",
+            "fold_total_structured",
+            "versioned_fold",
+            "versioned_fold_structured"
         ]
     );
 }
