@@ -39,6 +39,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Every field recorded, in the object's order: key (without quotes) and text.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + '_ {
+        self.at[..self.n].iter().copied()
+    }
+
     /// A field's normal text.
     pub(super) fn get(&self, key: &str) -> Option<Text<'a>> {
         self.at[..self.n]

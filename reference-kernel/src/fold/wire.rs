@@ -24,7 +24,7 @@ use super::handlers::{apply_parts, bookkeep, count_flow_emit, Head};
 use super::raw::{apply_view, Fast};
 use super::{is_known_event_type, DiagnosticSink, ExecutionState, FoldVersion};
 use crate::json::{digits_value, scan_normal, scan_plain_string};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// One line read in the wire form.
 pub(crate) struct WireLine<'a> {
@@ -42,6 +42,35 @@ pub(crate) struct WireLine<'a> {
     fields: Option<Fields<'a>>,
     /// The metadata's top-level fields, when the line has metadata.
     metadata: Option<Fields<'a>>,
+}
+
+impl WireLine<'_> {
+    /// The metadata as the strict decoder builds it, from the fields the scan recorded
+    /// (`Some(None)` when the line has none): in normal form a string holds no escape
+    /// and each key stands once, so strings and literals are built as they lie, where
+    /// serde_json would scan the text again; a number or a container, and metadata with
+    /// more fields than a scan records, are parsed by serde_json. `None` leaves the line
+    /// to the strict decoder.
+    pub(crate) fn metadata_map(&self) -> Option<Option<Map<String, Value>>> {
+        let (Some(text), Some(fields)) = (self.metadata_text, &self.metadata) else {
+            return Some(None);
+        };
+        if fields.overflow {
+            return serde_json::from_str(text).ok().map(Some);
+        }
+        let mut map = Map::new();
+        for (key, value) in fields.iter() {
+            let value = match value.as_bytes().first()? {
+                b'"' => Value::String(value[1..value.len() - 1].to_owned()),
+                b't' => Value::Bool(true),
+                b'f' => Value::Bool(false),
+                b'n' => Value::Null,
+                _ => serde_json::from_str(value).ok()?,
+            };
+            map.insert(key.to_owned(), value);
+        }
+        Some(Some(map))
+    }
 }
 
 /// Reads `b[*at..]` as exactly `literal`.
