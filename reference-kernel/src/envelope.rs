@@ -227,14 +227,20 @@ pub(crate) const SHORTEST_ENVELOPE: &str = r#"{"id":"","workflowId":"","executio
 /// vector once: grown by doubling, it copied every envelope decoded so far at each step
 /// and held the old and the new vector at once (on the 10^6-event realistic log, sizing
 /// it once lowered the peak memory of decoding and folding from 0.76 to 0.69 GB, at the
-/// same CPU time). A JSON-lines log holds at most one envelope a line, and no log more
-/// than its length over [`SHORTEST_ENVELOPE`]'s, so a hostile text of blank lines
-/// reserves no more than a log of that length could need.
+/// same CPU time). No log holds more envelopes than its length over
+/// [`SHORTEST_ENVELOPE`]'s (so a text of blank lines reserves no more than a log of its
+/// length could need); a long JSON-lines log, no more than it has lines (counted, since
+/// real envelopes are longer than the shortest). Below [`LINE_COUNT_FROM_BYTES`] the
+/// length alone bounds it: the most that over-reserves is a few dozen kilobytes, and a
+/// fuzz build (the kernel instrumented, every input short) counts no line.
 fn envelopes_at_most(text: &str) -> usize {
+    let by_length = text.len() / SHORTEST_ENVELOPE.len();
+    if text.len() < LINE_COUNT_FROM_BYTES {
+        return by_length;
+    }
     // Counted in byte lanes, 255 bytes at a time (no lane can overflow), branch-free:
-    // vector code, and in a fuzz build (the kernel instrumented) an edge a chunk, not a
-    // byte. Counting in `usize` lanes or calling core's memchr once a line cost several
-    // times more on the 10^6-event log.
+    // vector code. Counting in `usize` lanes, or calling core's memchr once a line, cost
+    // several times more on the 10^6-event log.
     let lines = text
         .as_bytes()
         .chunks(255)
@@ -244,8 +250,11 @@ fn envelopes_at_most(text: &str) -> usize {
         })
         .sum::<usize>()
         + 1;
-    lines.min(text.len() / SHORTEST_ENVELOPE.len())
+    lines.min(by_length)
 }
+
+/// The length from which [`envelopes_at_most`] counts a log's lines.
+const LINE_COUNT_FROM_BYTES: usize = 64 * 1024;
 
 /// Decodes a log given as a JSON array of envelopes or as JSON lines (one envelope per
 /// non-blank line), optionally preceded by a UTF-8 byte order mark. Sequence order and
@@ -1058,7 +1067,9 @@ pub fn check_sequences(events: &[EventEnvelope]) -> Result<(), EnvelopeError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{decode_log, envelopes_at_most, log_lines, SHORTEST_ENVELOPE};
+    use super::{
+        decode_log, envelopes_at_most, log_lines, LINE_COUNT_FROM_BYTES, SHORTEST_ENVELOPE,
+    };
 
     /// The shortest envelope is an envelope, and a log of them, in either line ending,
     /// with or without a final line end, never holds more than `envelopes_at_most` says
@@ -1066,8 +1077,10 @@ mod tests {
     /// but the bound's reasoning would be wrong).
     #[test]
     fn envelopes_at_most_bounds_every_log_of_shortest_envelopes() {
+        // Short logs (bound by length) and long ones (lines counted).
+        let long = LINE_COUNT_FROM_BYTES / SHORTEST_ENVELOPE.len();
         for ending in ["\n", "\r\n"] {
-            for n in 0..40 {
+            for n in (0..40).chain(long - 2..long + 3).chain([3 * long]) {
                 for last in ["", ending] {
                     let text = vec![SHORTEST_ENVELOPE; n].join(ending) + last;
                     let got = decode_log(&text).expect("shortest envelopes decode").len();
@@ -1086,11 +1099,16 @@ mod tests {
             shorter.remove(cut);
             assert!(decode_log(&shorter).is_err(), "{shorter}");
         }
-        // Blank lines reserve no more than the text could hold.
+        // Blank lines reserve no more than the text's length could hold; a long text of
+        // one line, one envelope.
         assert_eq!(
             envelopes_at_most(&"\n".repeat(9_700)),
             9_700 / SHORTEST_ENVELOPE.len()
         );
+        let blank = "\n".repeat(LINE_COUNT_FROM_BYTES);
+        let by_length = LINE_COUNT_FROM_BYTES / SHORTEST_ENVELOPE.len();
+        assert_eq!(envelopes_at_most(&blank), by_length);
+        assert_eq!(envelopes_at_most(&"x".repeat(LINE_COUNT_FROM_BYTES)), 1);
     }
 
     /// The split gives the lines `str::lines` gives, line ends of every kind
