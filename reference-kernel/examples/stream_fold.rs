@@ -78,9 +78,10 @@ fn main() {
             }
             continue;
         }
-        if mode == "whole" {
-            // What every crate but `loom fold` runs, and the goals bench's headline
-            // parse + fold: the whole log decoded (`decode_log`), then folded.
+        if mode == "whole" || mode == "verify" {
+            // The whole log decoded (`decode_log`), then, for `whole`, folded: what every
+            // crate but `loom fold` runs, and the goals bench's headline parse + fold;
+            // for `verify`, the linear snapshot check at every k, as `loom verify-log`.
             let log = match loom_kernel::decode_log(&text) {
                 Ok(log) => log,
                 Err(e) => {
@@ -89,27 +90,17 @@ fn main() {
                 }
             };
             events += log.len() as u64;
-            std::hint::black_box(fold_owned(ExecutionState::new(), log));
-            continue;
-        }
-        if mode == "verify" {
-            // What `loom verify-log` runs: the whole log decoded, then the linear
-            // snapshot check at every k.
-            let log = match loom_kernel::decode_log(&text) {
-                Ok(log) => log,
-                Err(e) => {
-                    eprintln!("{path}: {e}");
-                    std::process::exit(1);
-                }
-            };
-            events += log.len() as u64;
-            let verdict = loom_kernel::verify::verify_snapshots(
-                FoldVersion::CURRENT,
-                &log,
-                loom_kernel::verify::Mode::Linear,
-                &mut |_, _| {},
-            );
-            std::hint::black_box(verdict.is_ok());
+            if mode == "whole" {
+                std::hint::black_box(fold_owned(ExecutionState::new(), log));
+            } else {
+                let verdict = loom_kernel::verify::verify_snapshots(
+                    FoldVersion::CURRENT,
+                    &log,
+                    loom_kernel::verify::Mode::Linear,
+                    &mut |_, _| {},
+                );
+                std::hint::black_box(verdict.is_ok());
+            }
             continue;
         }
         let mut state = Some(ExecutionState::new());
