@@ -670,7 +670,7 @@ pub(crate) fn unknown_kind_inert(
 /// fold's text path (`fold_text`: envelopes read in place, hot kinds folded from raw
 /// payloads) gives the fold of the strictly decoded envelopes at the current and at an
 /// older version: the same state, the same diagnostics, or the same decoding error. The
-/// fold of `decode_log`'s envelopes is also held to [`fold_is_total`] (FOLD-01/05), so
+/// fold of `decode_log`'s envelopes is also held to the totality checks (FOLD-01/05), so
 /// `fold_total` decodes and folds each input once per path.
 pub fn text_path_agrees(text: &str, pick: usize) -> Result<(), PropertyViolation> {
     let strict = decode_log_strict(text);
