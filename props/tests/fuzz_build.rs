@@ -121,25 +121,32 @@ fn row_of<'r>(rows: &'r [Row], name: &str) -> &'r Row {
         .expect("a row matches")
 }
 
+/// The targets whose script row `pick` selects, in `Target::ALL`'s order.
+fn targets_whose_row(pick: impl Fn(&Row) -> bool) -> Vec<&'static str> {
+    let rows = script_rows();
+    Target::ALL
+        .iter()
+        .map(|t| t.name())
+        .filter(|name| pick(row_of(&rows, name)))
+        .collect()
+}
+
+/// A target's options file (fuzz/options/NAME.options), when it has one.
+fn options_of(name: &str) -> Option<String> {
+    std::fs::read_to_string(root().join(format!("fuzz/options/{name}.options"))).ok()
+}
+
 #[test]
 fn targets_without_interceptors_run_without_the_comparison_mutator() {
-    let rows = script_rows();
-    let mut without = Vec::new();
-    for target in Target::ALL {
-        let name = target.name();
-        let row = row_of(&rows, name);
-        if row.2 {
-            continue;
-        }
-        let options = root().join(format!("fuzz/options/{name}.options"));
-        let text = std::fs::read_to_string(&options)
-            .unwrap_or_else(|e| panic!("{}: {e}", options.display()));
+    let without = targets_whose_row(|row| !row.2);
+    for name in &without {
+        let text =
+            options_of(name).unwrap_or_else(|| panic!("fuzz/options/{name}.options is missing"));
         assert!(
             text.lines().any(|l| l.trim() == "use_cmp = 0"),
             "{name} is built without libFuzzer's interceptors but its options leave the \
              comparison mutator on"
         );
-        without.push(name);
     }
     assert_eq!(
         without,
@@ -157,20 +164,14 @@ fn targets_without_interceptors_run_without_the_comparison_mutator() {
 /// stays on would mislead whoever reads it beside the build.
 #[test]
 fn fold_targets_build_without_comparison_tracing() {
-    let rows = script_rows();
-    let mut untraced = Vec::new();
-    for target in Target::ALL {
-        let name = target.name();
-        if row_of(&rows, name).3 {
-            continue;
-        }
-        untraced.push(name);
-        let options = root().join(format!("fuzz/options/{name}.options"));
-        let text = std::fs::read_to_string(&options).unwrap_or_default();
+    let mut untraced = targets_whose_row(|row| !row.3);
+    for name in &untraced {
         assert!(
-            !text.contains("tracing stays on"),
-            "{} says comparison tracing stays on, but scripts/fuzz builds {name} without it",
-            options.display()
+            !options_of(name)
+                .unwrap_or_default()
+                .contains("tracing stays on"),
+            "fuzz/options/{name}.options says comparison tracing stays on, but scripts/fuzz \
+             builds {name} without it"
         );
     }
     untraced.sort();
